@@ -1,0 +1,173 @@
+//! Field decoders behind the schema's `x-deserialize-*` keywords and its optional / nullable
+//! rules. Generated structs name them in `#[serde(deserialize_with = "...")]`.
+//!
+//! - `x-deserialize-default-on-error`: a present value that does not decode becomes the field's
+//!   default (omitted / empty) instead of failing the whole message: [`default_on_error`].
+//! - `x-deserialize-default-on-null`: `null` becomes the default: [`default_on_null`].
+//! - `x-deserialize-skip-invalid-items`: array items that do not decode are dropped:
+//!   [`skip_invalid_items`], or [`skip_invalid_items_or_default`] with `default-on-error`.
+//!
+//! Properties without a keyword are strict: [`present`] rejects `null` for an optional property
+//! the schema does not make nullable, and [`required_nullable`] makes a required, nullable
+//! property fail when it is missing.
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::Patch;
+
+/// `x-deserialize-default-on-error`: decodes the value, or falls back to the default.
+///
+/// The value is buffered first (a failed parse cannot be rewound), so only fields that carry the
+/// keyword pay for it, and only when present.
+pub fn default_on_error<'de, D, F>(deserializer: D) -> Result<F, D::Error>
+where
+    D: Deserializer<'de>,
+    F: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(F::deserialize(value).unwrap_or_default())
+}
+
+/// `x-deserialize-default-on-null`: `null` becomes the default, anything else decodes strictly.
+pub fn default_on_null<'de, D, F>(deserializer: D) -> Result<F, D::Error>
+where
+    D: Deserializer<'de>,
+    F: Deserialize<'de> + Default,
+{
+    Option::<F>::deserialize(deserializer).map(Option::unwrap_or_default)
+}
+
+/// An optional property that is not nullable: when present it must hold a value.
+pub fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// A required property that is nullable: it must be present, `null` or a value.
+pub fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+/// An array-valued field: `Vec<T>`, `Option<Vec<T>>` or `Patch<Vec<T>>`.
+pub trait ArrayField: Default + Sized {
+    /// The item type.
+    type Item: DeserializeOwned;
+    /// The field holding these items.
+    fn from_items(items: Vec<Self::Item>) -> Self;
+    /// The field for an explicit `null`, where the schema allows one.
+    fn from_null() -> Option<Self>;
+}
+
+impl<T: DeserializeOwned> ArrayField for Vec<T> {
+    type Item = T;
+    fn from_items(items: Vec<T>) -> Self {
+        items
+    }
+    fn from_null() -> Option<Self> {
+        None
+    }
+}
+
+impl<T: DeserializeOwned> ArrayField for Option<Vec<T>> {
+    type Item = T;
+    fn from_items(items: Vec<T>) -> Self {
+        Some(items)
+    }
+    fn from_null() -> Option<Self> {
+        None
+    }
+}
+
+impl<T: DeserializeOwned> ArrayField for Patch<Vec<T>> {
+    type Item = T;
+    fn from_items(items: Vec<T>) -> Self {
+        Patch::Value(items)
+    }
+    fn from_null() -> Option<Self> {
+        Some(Patch::Null)
+    }
+}
+
+fn decode_items<F: ArrayField>(value: Value) -> Result<F, String> {
+    match value {
+        Value::Array(items) => Ok(F::from_items(
+            items
+                .into_iter()
+                .filter_map(|item| F::Item::deserialize(item).ok())
+                .collect(),
+        )),
+        Value::Null => F::from_null().ok_or_else(|| "invalid type: null, expected an array".into()),
+        other => Err(format!("invalid type: {other}, expected an array")),
+    }
+}
+
+/// `x-deserialize-skip-invalid-items`: items that do not decode are dropped; a value that is not
+/// an array at all is still an error.
+pub fn skip_invalid_items<'de, D, F>(deserializer: D) -> Result<F, D::Error>
+where
+    D: Deserializer<'de>,
+    F: ArrayField,
+{
+    let value = Value::deserialize(deserializer)?;
+    decode_items(value).map_err(D::Error::custom)
+}
+
+/// `x-deserialize-skip-invalid-items` with `x-deserialize-default-on-error`: invalid items are
+/// dropped and a value that is not an array becomes the default.
+pub fn skip_invalid_items_or_default<'de, D, F>(deserializer: D) -> Result<F, D::Error>
+where
+    D: Deserializer<'de>,
+    F: ArrayField,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(decode_items(value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Lenient {
+        #[serde(default, deserialize_with = "default_on_error")]
+        title: Patch<String>,
+        #[serde(default, deserialize_with = "skip_invalid_items_or_default")]
+        items: Patch<Vec<u8>>,
+        #[serde(default, deserialize_with = "default_on_null")]
+        names: Option<Vec<String>>,
+        #[serde(default, deserialize_with = "present")]
+        strict: Option<u8>,
+    }
+
+    #[test]
+    fn default_on_error_keeps_null_and_drops_garbage() {
+        let v: Lenient = serde_json::from_str(r#"{"title":5}"#).expect("decodes");
+        assert_eq!(v.title, Patch::Absent);
+        let v: Lenient = serde_json::from_str(r#"{"title":null}"#).expect("decodes");
+        assert_eq!(v.title, Patch::Null);
+    }
+
+    #[test]
+    fn skip_invalid_items_filters() {
+        let v: Lenient = serde_json::from_str(r#"{"items":[1,"x",300,2]}"#).expect("decodes");
+        assert_eq!(v.items, Patch::Value(vec![1, 2]));
+        let v: Lenient = serde_json::from_str(r#"{"items":"nope"}"#).expect("decodes");
+        assert_eq!(v.items, Patch::Absent);
+    }
+
+    #[test]
+    fn default_on_null_and_strict_null() {
+        let v: Lenient = serde_json::from_str(r#"{"names":null}"#).expect("decodes");
+        assert_eq!(v.names, None);
+        assert!(serde_json::from_str::<Lenient>(r#"{"strict":null}"#).is_err());
+    }
+}

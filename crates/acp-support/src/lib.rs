@@ -1,0 +1,35 @@
+//! Runtime support for the generated Agent Client Protocol model crates (`acp-v1`, `acp-v2`).
+//!
+//! The generator (`cargo xtask codegen`) emits plain Rust types; the few pieces of behaviour that
+//! the ACP schema conventions need at run time live here, written once:
+//!
+//! - [`Patch`]: a three-state field (omitted / `null` / value) for optional, nullable properties.
+//! - [`UnknownVariant`] and [`union`]: open tagged unions that keep an unknown variant's raw object
+//!   and reject a known tag whose body is malformed.
+//! - [`de`]: the schema's `x-deserialize-*` keywords (`default-on-error`, `default-on-null`,
+//!   `skip-invalid-items`).
+//! - [`method`]: the traits and errors behind the generated method tables.
+
+pub mod de;
+pub mod enums;
+pub mod method;
+mod patch;
+pub mod union;
+mod unknown;
+
+pub use method::{MethodDecodeError, Notification, Request};
+pub use patch::Patch;
+pub use unknown::UnknownVariant;
+
+/// The `_meta` object: implementation-defined metadata, kept in wire order.
+pub type Meta = serde_json::Map<String, serde_json::Value>;
+
+/// A JSON object whose keys and values the schema leaves open (`additionalProperties: true`).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+#[doc(hidden)]
+pub mod __private {
+    //! Re-exports used by generated code; not part of the public API.
+    pub use serde;
+    pub use serde_json;
+}

@@ -1,0 +1,242 @@
+//! Decoding tagged unions in one pass, without buffering the whole object first.
+//!
+//! Generated unions implement [`TaggedUnion`] and call [`deserialize`]. The visitor reads keys
+//! until it meets the discriminator; entries before it are kept aside (usually none: ACP peers
+//! write the discriminator first). A known tag hands the buffered entries and the rest of the
+//! live map to the variant's own `Deserialize`, so its body is parsed once, strictly: a malformed
+//! body is an error naming the union and the tag, never the unknown-variant fallback. An unknown
+//! tag collects the object into an [`UnknownVariant`] for open unions and is an error for closed
+//! ones.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::{MapAccessDeserializer, StringDeserializer};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess};
+use serde_json::Value;
+
+use crate::{JsonObject, UnknownVariant};
+
+/// A tagged union generated from the schema: what [`deserialize`] needs to know about it.
+pub trait TaggedUnion: Sized {
+    /// The union's type name, for error messages.
+    const NAME: &'static str;
+    /// The discriminator property, e.g. `"sessionUpdate"`.
+    const TAG: &'static str;
+    /// The discriminator values this build knows.
+    const KNOWN_TAGS: &'static [&'static str];
+
+    /// Decodes the body of the variant for a known `tag` (the discriminator entry removed).
+    fn decode_known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error>;
+
+    /// The fallback for an unknown tag; `None` for a closed union.
+    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
+        let _ = raw;
+        None
+    }
+
+    /// The member used when the discriminator is absent, for unions that have one.
+    fn decode_untagged<'de, D: Deserializer<'de>>(body: D) -> Option<Result<Self, D::Error>> {
+        let _ = body;
+        None
+    }
+
+    /// The member used when the discriminator is absent, `null` or not a string, for unions
+    /// with a `none` member (a discriminator that is itself optional).
+    fn none() -> Option<Self> {
+        None
+    }
+}
+
+/// Deserialises a [`TaggedUnion`] from a map.
+pub fn deserialize<'de, D: Deserializer<'de>, T: TaggedUnion>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    deserializer.deserialize_map(UnionVisitor(PhantomData))
+}
+
+struct UnionVisitor<T>(PhantomData<T>);
+
+enum Key {
+    Tag,
+    Other(String),
+}
+
+struct KeySeed(&'static str);
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for KeySeed {
+    type Value = Key;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a property name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+        Ok(if v == self.0 {
+            Key::Tag
+        } else {
+            Key::Other(v.to_owned())
+        })
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Key, E> {
+        Ok(if v == self.0 { Key::Tag } else { Key::Other(v) })
+    }
+}
+
+impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a {} object with a `{}` discriminator", T::NAME, T::TAG)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let mut buffered: Vec<(String, Value)> = Vec::new();
+        loop {
+            match map.next_key_seed(KeySeed(T::TAG))? {
+                Some(Key::Other(key)) => {
+                    let value: Value = map.next_value()?;
+                    buffered.push((key, value));
+                }
+                Some(Key::Tag) => {
+                    let tag: Value = map.next_value()?;
+                    return decode_with_tag::<T, A>(tag, buffered, map);
+                }
+                None => return decode_without_tag::<T, A>(buffered),
+            }
+        }
+    }
+}
+
+fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    tag: Value,
+    buffered: Vec<(String, Value)>,
+    mut map: A,
+) -> Result<T, A::Error> {
+    let tag = match tag {
+        Value::String(tag) => tag,
+        other => {
+            if let Some(none) = T::none() {
+                drain(&mut map)?;
+                return Ok(none);
+            }
+            return Err(de::Error::custom(format_args!(
+                "{}: `{}` must be a string, found {}",
+                T::NAME,
+                T::TAG,
+                other
+            )));
+        }
+    };
+    if T::KNOWN_TAGS.contains(&tag.as_str()) {
+        let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map)));
+        return T::decode_known(&tag, body).map_err(|err| {
+            de::Error::custom(format_args!(
+                "{} variant `{}` is malformed: {}",
+                T::NAME,
+                tag,
+                err
+            ))
+        });
+    }
+    let mut raw = JsonObject::with_capacity(buffered.len() + 4);
+    raw.extend(buffered);
+    raw.insert(T::TAG.to_owned(), Value::String(tag.clone()));
+    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        raw.insert(key, value);
+    }
+    let tag_for_error = tag.clone();
+    T::decode_unknown(UnknownVariant::new(T::TAG, tag, raw)).ok_or_else(|| {
+        de::Error::custom(format_args!(
+            "{}: unknown `{}` value `{}`, expected one of {:?}",
+            T::NAME,
+            T::TAG,
+            tag_for_error,
+            T::KNOWN_TAGS
+        ))
+    })
+}
+
+fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    buffered: Vec<(String, Value)>,
+) -> Result<T, A::Error> {
+    if let Some(none) = T::none() {
+        return Ok(none);
+    }
+    let body = MapAccessDeserializer::new(Chain::<A>::new(buffered, None));
+    match T::decode_untagged(body) {
+        Some(result) => result,
+        None => Err(de::Error::custom(format_args!(
+            "{}: missing discriminator `{}`",
+            T::NAME,
+            T::TAG
+        ))),
+    }
+}
+
+fn drain<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Consumes a variant body that has no fields of its own (a tag-only member).
+pub fn unit_body<'de, D: Deserializer<'de>>(body: D) -> Result<(), D::Error> {
+    IgnoredAny::deserialize(body).map(|_| ())
+}
+
+use serde::Deserialize as _;
+
+/// A map made of the entries read before the discriminator, then the rest of the live map.
+struct Chain<A> {
+    buffered: std::vec::IntoIter<(String, Value)>,
+    pending: Option<Value>,
+    rest: Option<A>,
+}
+
+impl<A> Chain<A> {
+    fn new(buffered: Vec<(String, Value)>, rest: Option<A>) -> Self {
+        Self {
+            buffered: buffered.into_iter(),
+            pending: None,
+            rest,
+        }
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Chain<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if let Some((key, value)) = self.buffered.next() {
+            self.pending = Some(value);
+            let key: StringDeserializer<A::Error> = key.into_deserializer();
+            return seed.deserialize(key).map(Some);
+        }
+        match self.rest.as_mut() {
+            Some(rest) => rest.next_key_seed(seed),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        if let Some(value) = self.pending.take() {
+            return seed.deserialize(value).map_err(de::Error::custom);
+        }
+        match self.rest.as_mut() {
+            Some(rest) => rest.next_value_seed(seed),
+            None => Err(de::Error::custom("value requested before key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        None
+    }
+}

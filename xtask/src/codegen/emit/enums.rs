@@ -1,0 +1,261 @@
+//! Enums of constants: open ones keep an unknown value exactly, closed ones reject it.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{docs, ident, int_type};
+use crate::codegen::ir::{ConstEnum, Def, IntKind};
+
+/// A string enum. Open: unknown values land in the catch-all with their exact string.
+pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> TokenStream {
+    let name = ident(&def.name);
+    let variants = e.variants.iter().map(|v| {
+        let rust_name = ident(&v.rust_name);
+        let d = docs(v.docs.as_deref(), &format!("`{}`", v.value));
+        quote!(#d #rust_name,)
+    });
+    let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
+    let values: Vec<_> = e.variants.iter().map(|v| v.value.as_str()).collect();
+    let common = quote! {
+        impl #name {
+            /// The values this build knows, in schema order.
+            pub const KNOWN: &'static [#name] = &[#(#name::#names),*];
+
+            /// The values this build knows, in schema order.
+            pub fn known() -> &'static [#name] {
+                Self::KNOWN
+            }
+
+            fn from_known(value: &str) -> Option<Self> {
+                match value {
+                    #(#values => Some(Self::#names),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for #name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+    let Some(other) = &e.other else {
+        return quote! {
+            #type_docs
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+            pub enum #name {
+                #(#[serde(rename = #values)] #variants)*
+            }
+
+            #common
+
+            impl #name {
+                /// The wire value.
+                pub fn as_str(&self) -> &'static str {
+                    match self {
+                        #(Self::#names => #values,)*
+                    }
+                }
+            }
+
+            impl ::std::str::FromStr for #name {
+                type Err = ::acp_support::enums::UnknownValue;
+                fn from_str(value: &str) -> Result<Self, Self::Err> {
+                    Self::from_known(value).ok_or_else(|| ::acp_support::enums::UnknownValue::new(stringify!(#name), value))
+                }
+            }
+        };
+    };
+    let other_name = ident(&other.rust_name);
+    let other_docs = docs(
+        other.docs.as_deref(),
+        "A value this build does not know, kept exactly.",
+    );
+    quote! {
+        #type_docs
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum #name {
+            #(#variants)*
+            #other_docs
+            #other_name(String),
+        }
+
+        #common
+
+        impl #name {
+            /// The wire value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    #(Self::#names => #values,)*
+                    Self::#other_name(value) => value,
+                }
+            }
+
+            /// `true` unless this is a value this build does not know.
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::#other_name(_))
+            }
+
+            /// `true` for an implementation-specific extension value (it begins with `_`).
+            pub fn is_extension(&self) -> bool {
+                matches!(self, Self::#other_name(value) if value.starts_with('_'))
+            }
+        }
+
+        impl From<&str> for #name {
+            fn from(value: &str) -> Self {
+                Self::from_known(value).unwrap_or_else(|| Self::#other_name(value.to_owned()))
+            }
+        }
+
+        impl From<String> for #name {
+            fn from(value: String) -> Self {
+                Self::from_known(&value).unwrap_or(Self::#other_name(value))
+            }
+        }
+
+        impl ::std::str::FromStr for #name {
+            type Err = ::std::convert::Infallible;
+            fn from_str(value: &str) -> Result<Self, Self::Err> {
+                Ok(Self::from(value))
+            }
+        }
+
+        impl Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                ::acp_support::enums::deserialize_open_str(deserializer)
+            }
+        }
+    }
+}
+
+/// An integer enum (`ErrorCode`): known codes by name, any other code kept.
+pub fn int_enum(
+    def: &Def,
+    e: &ConstEnum<i64>,
+    kind: IntKind,
+    type_docs: TokenStream,
+) -> TokenStream {
+    let name = ident(&def.name);
+    let int = int_type(kind);
+    let variants = e.variants.iter().map(|v| {
+        let rust_name = ident(&v.rust_name);
+        let d = docs(v.docs.as_deref(), &format!("`{}`", v.value));
+        quote!(#d #rust_name,)
+    });
+    let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
+    let values: Vec<_> = e
+        .variants
+        .iter()
+        .map(|v| syn::LitInt::new(&v.value.to_string(), proc_macro2::Span::call_site()))
+        .collect();
+    let (other_variant, other_arm, from_other, is_known) = match &e.other {
+        Some(other) => {
+            let other_name = ident(&other.rust_name);
+            let other_docs = docs(
+                other.docs.as_deref(),
+                "A code this build does not know, kept exactly.",
+            );
+            (
+                quote!(#other_docs #other_name(#int),),
+                quote!(Self::#other_name(code) => *code,),
+                quote!(Self::#other_name(code)),
+                quote! {
+                    /// `true` unless this is a code this build does not know.
+                    pub fn is_known(&self) -> bool {
+                        !matches!(self, Self::#other_name(_))
+                    }
+                },
+            )
+        }
+        None => (quote!(), quote!(), quote!(return Err(code)), quote!()),
+    };
+    let conversion = if e.other.is_some() {
+        quote! {
+            impl From<#int> for #name {
+                fn from(code: #int) -> Self {
+                    match code {
+                        #(#values => Self::#names,)*
+                        code => #from_other,
+                    }
+                }
+            }
+
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    #int::deserialize(deserializer).map(Self::from)
+                }
+            }
+        }
+    } else {
+        quote! {
+            impl TryFrom<#int> for #name {
+                type Error = #int;
+                fn try_from(code: #int) -> Result<Self, #int> {
+                    Ok(match code {
+                        #(#values => Self::#names,)*
+                        code => #from_other,
+                    })
+                }
+            }
+
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    let code = #int::deserialize(deserializer)?;
+                    Self::try_from(code).map_err(|code| ::serde::de::Error::custom(format_args!("unknown {} {}", stringify!(#name), code)))
+                }
+            }
+        }
+    };
+    quote! {
+        #type_docs
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum #name {
+            #(#variants)*
+            #other_variant
+        }
+
+        impl #name {
+            /// The codes this build knows, in schema order.
+            pub const KNOWN: &'static [#name] = &[#(#name::#names),*];
+
+            /// The codes this build knows, in schema order.
+            pub fn known() -> &'static [#name] {
+                Self::KNOWN
+            }
+
+            /// The numeric code.
+            pub fn code(&self) -> #int {
+                match self {
+                    #(Self::#names => #values,)*
+                    #other_arm
+                }
+            }
+
+            #is_known
+        }
+
+        #conversion
+
+        impl ::std::fmt::Display for #name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                write!(f, "{}", self.code())
+            }
+        }
+
+        impl Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.code().serialize(serializer)
+            }
+        }
+    }
+}

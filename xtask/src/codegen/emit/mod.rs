@@ -1,0 +1,119 @@
+//! IR → Rust tokens. One submodule per shape; this one assembles a module and renders docs.
+
+mod enums;
+mod methods;
+pub mod registry;
+mod structs;
+mod unions;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use super::ir::{Def, DefKind, IntKind, Module, Ty};
+
+/// The tokens of one generated module.
+pub fn module(module: &Module) -> TokenStream {
+    let defs: Vec<TokenStream> = module.defs.iter().map(def).collect();
+    let methods = methods::tables(module);
+    let body = quote!(#(#defs)* #methods).to_string();
+    let runtime = ["JsonObject", "Meta", "Patch", "UnknownVariant"]
+        .into_iter()
+        .filter(|name| body.contains(name))
+        .map(ident);
+    quote! {
+        #![allow(clippy::large_enum_variant, clippy::too_many_arguments, clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+
+        use ::acp_support::{#(#runtime),*};
+        use ::serde::{Deserialize, Serialize};
+
+        #(#defs)*
+
+        #methods
+    }
+}
+
+fn def(def: &Def) -> TokenStream {
+    let fallback = format!("The `{}` type.", def.name);
+    let docs = docs(def.docs.as_deref(), &fallback);
+    match &def.kind {
+        DefKind::Struct(s) => structs::structure(def, s, docs),
+        DefKind::Newtype(ty) => structs::newtype(def, ty, docs),
+        DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
+        DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
+        DefKind::Tagged(u) => unions::tagged(def, u, docs),
+        DefKind::Untagged(members) => unions::untagged(def, members, docs),
+        DefKind::Envelope(e) => methods::envelope(def, e, docs),
+    }
+}
+
+/// A Rust identifier.
+pub fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// `#[doc]` attributes from a schema description (or the fallback), one per line. Unlabelled
+/// code fences become `text` so rustdoc does not read prose as Rust.
+pub fn docs(description: Option<&str>, fallback: &str) -> TokenStream {
+    let text = description
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .unwrap_or(fallback);
+    let mut in_fence = false;
+    let lines = text.lines().map(|line| {
+        let trimmed = line.trim_start();
+        let line = if trimmed.starts_with("```") {
+            let opening = !in_fence;
+            in_fence = !in_fence;
+            if opening && trimmed.trim() == "```" {
+                line.replacen("```", "```text", 1)
+            } else {
+                line.to_owned()
+            }
+        } else {
+            line.to_owned()
+        };
+        let line = if line.is_empty() {
+            String::new()
+        } else {
+            format!(" {line}")
+        };
+        quote!(#[doc = #line])
+    });
+    quote!(#(#lines)*)
+}
+
+/// The Rust type of a value type.
+pub fn rust_type(ty: &Ty) -> TokenStream {
+    match ty {
+        Ty::Named(name) => {
+            let name = ident(name);
+            quote!(#name)
+        }
+        Ty::String => quote!(String),
+        Ty::Bool => quote!(bool),
+        Ty::Int(kind) => int_type(*kind),
+        Ty::Float => quote!(f64),
+        Ty::Any => quote!(::serde_json::Value),
+        Ty::Array(item) => {
+            let item = rust_type(item);
+            quote!(Vec<#item>)
+        }
+        Ty::Map(value) => {
+            let value = rust_type(value);
+            quote!(::std::collections::BTreeMap<String, #value>)
+        }
+        Ty::Object => quote!(JsonObject),
+        Ty::Meta => quote!(Meta),
+    }
+}
+
+/// The Rust integer type for an integer format.
+pub fn int_type(kind: IntKind) -> TokenStream {
+    match kind {
+        IntKind::I32 => quote!(i32),
+        IntKind::I64 => quote!(i64),
+        IntKind::U16 => quote!(u16),
+        IntKind::U32 => quote!(u32),
+        IntKind::U64 => quote!(u64),
+    }
+}

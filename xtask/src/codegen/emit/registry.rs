@@ -1,0 +1,99 @@
+//! The test registry: a generated table, by `$defs` name and by method, that the schema-driven
+//! and fixture tests use to decode and re-encode any type of a module.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::ident;
+use crate::codegen::ir::{DefKind, MessageKind, Module};
+
+/// The registry file for a module reachable at `module_path` (e.g. `acp_v2::unstable`).
+pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenStream {
+    let path: syn::Path = match syn::parse_str(module_path) {
+        Ok(path) => path,
+        Err(_) => return quote!(compile_error!("bad module path");),
+    };
+    let types: Vec<&str> = module
+        .defs
+        .iter()
+        .filter(|d| d.from_defs && !matches!(d.kind, DefKind::Envelope(_)))
+        .map(|d| d.name.as_str())
+        .collect();
+    let type_idents = types.iter().map(|t| ident(t));
+    let envelopes = |kind: MessageKind| -> Vec<proc_macro2::Ident> {
+        module
+            .defs
+            .iter()
+            .filter(|d| matches!(&d.kind, DefKind::Envelope(e) if e.kind == kind))
+            .map(|d| ident(&d.name))
+            .collect()
+    };
+    let requests = envelopes(MessageKind::Request);
+    let notifications = envelopes(MessageKind::Notification);
+    let responses = envelopes(MessageKind::Response);
+    quote! {
+        #![allow(dead_code)]
+
+        use ::acp_support::MethodDecodeError;
+        use ::acp_testkit::{Decoded, Registry};
+        use ::serde_json::value::RawValue;
+        use #path as m;
+
+        /// Every decodable `$defs` type of the schema.
+        pub const TYPE_NAMES: &[&str] = &[#(#types),*];
+
+        /// The table the tests use.
+        pub const REGISTRY: Registry = Registry {
+            schema_file: #schema_file,
+            type_names: TYPE_NAMES,
+            decode_type,
+            decode_request,
+            decode_notification,
+            decode_response,
+        };
+
+        fn encode<T: ::serde::Serialize + ::std::fmt::Debug>(value: &T) -> Result<Decoded, String> {
+            let reencoded = ::serde_json::to_value(value).map_err(|e| format!("re-encoding failed: {e}"))?;
+            Ok(Decoded { debug: format!("{value:#?}"), reencoded })
+        }
+
+        fn roundtrip<T: ::serde::de::DeserializeOwned + ::serde::Serialize + ::std::fmt::Debug>(value: ::serde_json::Value) -> Result<Decoded, String> {
+            let text = value.to_string();
+            let decoded: T = ::serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            encode(&decoded)
+        }
+
+        fn decode_type(name: &str, value: ::serde_json::Value) -> Option<Result<Decoded, String>> {
+            Some(match name {
+                #(#types => roundtrip::<m::#type_idents>(value),)*
+                _ => return None,
+            })
+        }
+
+        fn routed<T: ::serde::Serialize + ::std::fmt::Debug>(result: Result<T, MethodDecodeError>) -> Option<Result<Decoded, String>> {
+            match result {
+                Ok(value) => Some(encode(&value)),
+                Err(MethodDecodeError::UnknownMethod { .. }) => None,
+                Err(err) => Some(Err(err.to_string())),
+            }
+        }
+
+        fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
+            None
+                #(.or_else(|| routed(m::#requests::from_method_and_params(method, params))))*
+                .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
+        }
+
+        fn decode_notification(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
+            None
+                #(.or_else(|| routed(m::#notifications::from_method_and_params(method, params))))*
+                .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
+        }
+
+        fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
+            None
+                #(.or_else(|| routed(m::#responses::from_method_and_result(method, result))))*
+                .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
+        }
+    }
+}

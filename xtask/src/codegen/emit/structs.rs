@@ -1,0 +1,318 @@
+//! Structs (objects with properties) and newtypes.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{docs, ident, rust_type};
+use crate::codegen::ir::{Def, Field, Presence, Struct, Ty};
+
+/// How one property is held in Rust, and how serde reads and writes it.
+struct FieldPlan {
+    ty: TokenStream,
+    attrs: Vec<TokenStream>,
+    /// The constructor parameter type, for required properties.
+    param: Option<TokenStream>,
+    /// The setter's value type and how it stores the value, for optional properties.
+    setter: Option<(TokenStream, TokenStream)>,
+    /// The initial value of an optional property.
+    empty: TokenStream,
+}
+
+fn plan(field: &Field) -> FieldPlan {
+    let inner = rust_type(&field.ty);
+    let mut attrs = Vec::new();
+    if field.json_name != field.rust_name {
+        let name = &field.json_name;
+        attrs.push(quote!(rename = #name));
+    }
+    let deserialize_with = |attrs: &mut Vec<TokenStream>, helper: &str| {
+        let path = format!("::acp_support::de::{helper}");
+        attrs.push(quote!(deserialize_with = #path));
+    };
+    let items_helper = if field.default_on_error {
+        "skip_invalid_items_or_default"
+    } else {
+        "skip_invalid_items"
+    };
+    if field.ty == Ty::Any {
+        return match field.presence {
+            Presence::Required | Presence::RequiredNullable => FieldPlan {
+                ty: inner.clone(),
+                attrs,
+                param: Some(quote!(impl Into<#inner>)),
+                setter: None,
+                empty: quote!(),
+            },
+            Presence::Optional | Presence::OptionalNullable => {
+                attrs.push(quote!(default, skip_serializing_if = "Option::is_none"));
+                deserialize_with(&mut attrs, "present");
+                FieldPlan {
+                    ty: quote!(Option<#inner>),
+                    attrs,
+                    param: None,
+                    setter: Some((quote!(impl Into<#inner>), quote!(Some(value.into())))),
+                    empty: quote!(None),
+                }
+            }
+        };
+    }
+    match field.presence {
+        Presence::Required => {
+            if field.skip_invalid_items {
+                deserialize_with(&mut attrs, items_helper);
+            } else if field.default_on_null {
+                deserialize_with(&mut attrs, "default_on_null");
+            } else if field.default_on_error {
+                deserialize_with(&mut attrs, "default_on_error");
+            }
+            FieldPlan {
+                ty: inner.clone(),
+                attrs,
+                param: Some(quote!(impl Into<#inner>)),
+                setter: None,
+                empty: quote!(),
+            }
+        }
+        Presence::RequiredNullable => {
+            if field.skip_invalid_items {
+                deserialize_with(&mut attrs, items_helper);
+            } else if field.default_on_error {
+                deserialize_with(&mut attrs, "default_on_error");
+            } else {
+                deserialize_with(&mut attrs, "required_nullable");
+            }
+            FieldPlan {
+                ty: quote!(Option<#inner>),
+                attrs,
+                param: Some(quote!(Option<#inner>)),
+                setter: None,
+                empty: quote!(),
+            }
+        }
+        Presence::Optional => {
+            attrs.push(quote!(default, skip_serializing_if = "Option::is_none"));
+            if field.skip_invalid_items {
+                deserialize_with(&mut attrs, items_helper);
+            } else if field.default_on_error {
+                deserialize_with(&mut attrs, "default_on_error");
+            } else if !field.default_on_null {
+                deserialize_with(&mut attrs, "present");
+            }
+            FieldPlan {
+                ty: quote!(Option<#inner>),
+                attrs,
+                param: None,
+                setter: Some((quote!(impl Into<#inner>), quote!(Some(value.into())))),
+                empty: quote!(None),
+            }
+        }
+        Presence::OptionalNullable => {
+            attrs.push(quote!(default, skip_serializing_if = "Patch::is_absent"));
+            if field.skip_invalid_items {
+                deserialize_with(&mut attrs, items_helper);
+            } else if field.default_on_error {
+                deserialize_with(&mut attrs, "default_on_error");
+            }
+            FieldPlan {
+                ty: quote!(Patch<#inner>),
+                attrs,
+                param: None,
+                setter: Some((
+                    quote!(impl Into<#inner>),
+                    quote!(Patch::Value(value.into())),
+                )),
+                empty: quote!(Patch::Absent),
+            }
+        }
+    }
+}
+
+/// A struct with `new(required)` and a chainable setter per optional property.
+pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
+    let name = ident(&def.name);
+    let mut fields = Vec::new();
+    let mut params = Vec::new();
+    let mut inits = Vec::new();
+    let mut setters = Vec::new();
+    for field in &s.fields {
+        let plan = plan(field);
+        let rust_name = ident(&field.rust_name);
+        let field_docs = docs(
+            field.docs.as_deref(),
+            &format!("The `{}` property.", field.json_name),
+        );
+        let ty = &plan.ty;
+        let attrs = &plan.attrs;
+        let serde_attr = if attrs.is_empty() {
+            quote!()
+        } else {
+            quote!(#[serde(#(#attrs),*)])
+        };
+        fields.push(quote! {
+            #field_docs
+            #serde_attr
+            pub #rust_name: #ty,
+        });
+        match (&plan.param, &plan.setter) {
+            (Some(param), _) => {
+                params.push(quote!(#rust_name: #param));
+                if field.presence == Presence::RequiredNullable && field.ty != Ty::Any {
+                    inits.push(quote!(#rust_name));
+                } else {
+                    inits.push(quote!(#rust_name: #rust_name.into()));
+                }
+            }
+            (None, Some((value_ty, store))) => {
+                let empty = &plan.empty;
+                inits.push(quote!(#rust_name: #empty));
+                let doc = format!(" Sets `{}`.", field.json_name);
+                setters.push(quote! {
+                    #[doc = #doc]
+                    pub fn #rust_name(mut self, value: #value_ty) -> Self {
+                        self.#rust_name = #store;
+                        self
+                    }
+                });
+            }
+            (None, None) => {}
+        }
+    }
+    if let Some(flat) = &s.flattened {
+        let field_name = ident(&flat.field);
+        let ty = ident(&flat.type_name);
+        let doc = format!(" The variant part of the object: [`{}`].", flat.type_name);
+        fields.push(quote! {
+            #[doc = #doc]
+            #[serde(flatten)]
+            pub #field_name: #ty,
+        });
+        params.push(quote!(#field_name: impl Into<#ty>));
+        inits.push(quote!(#field_name: #field_name.into()));
+    }
+    if s.extra_properties {
+        fields.push(quote! {
+            /// Properties beyond those the schema names, kept as received (`additionalProperties`).
+            #[serde(flatten)]
+            pub extra: JsonObject,
+        });
+        inits.push(quote!(extra: JsonObject::new()));
+    }
+    let derive_default = params.is_empty();
+    let default = if derive_default {
+        quote!(Default,)
+    } else {
+        quote!()
+    };
+    let new_doc = if params.is_empty() {
+        format!(" An empty `{}`: every property omitted.", def.name)
+    } else {
+        format!(
+            " A `{}` from its required properties; optional ones start omitted.",
+            def.name
+        )
+    };
+    quote! {
+        #type_docs
+        #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub struct #name {
+            #(#fields)*
+        }
+
+        impl #name {
+            #[doc = #new_doc]
+            pub fn new(#(#params),*) -> Self {
+                Self { #(#inits),* }
+            }
+
+            #(#setters)*
+        }
+    }
+}
+
+/// A newtype over a primitive, a JSON value or another type.
+pub fn newtype(def: &Def, ty: &Ty, type_docs: TokenStream) -> TokenStream {
+    let name = ident(&def.name);
+    let inner = rust_type(ty);
+    let (derives, extra) = match ty {
+        Ty::String => (
+            quote!(
+                Debug,
+                Clone,
+                PartialEq,
+                Eq,
+                Hash,
+                PartialOrd,
+                Ord,
+                Serialize,
+                Deserialize
+            ),
+            quote! {
+                impl #name {
+                    /// Wraps a string.
+                    pub fn new(value: impl Into<String>) -> Self {
+                        Self(value.into())
+                    }
+
+                    /// The string.
+                    pub fn as_str(&self) -> &str {
+                        &self.0
+                    }
+                }
+
+                impl From<&str> for #name {
+                    fn from(value: &str) -> Self {
+                        Self(value.to_owned())
+                    }
+                }
+
+                impl ::std::fmt::Display for #name {
+                    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(&self.0)
+                    }
+                }
+            },
+        ),
+        Ty::Int(_) => (
+            quote!(
+                Debug,
+                Clone,
+                Copy,
+                PartialEq,
+                Eq,
+                Hash,
+                PartialOrd,
+                Ord,
+                Serialize,
+                Deserialize
+            ),
+            quote!(),
+        ),
+        Ty::Bool | Ty::Float => (
+            quote!(Debug, Clone, Copy, PartialEq, Serialize, Deserialize),
+            quote!(),
+        ),
+        Ty::Any | Ty::Object | Ty::Meta | Ty::Map(_) | Ty::Array(_) => (
+            quote!(Debug, Clone, PartialEq, Default, Serialize, Deserialize),
+            quote!(),
+        ),
+        Ty::Named(_) => (
+            quote!(Debug, Clone, PartialEq, Serialize, Deserialize),
+            quote!(),
+        ),
+    };
+    quote! {
+        #type_docs
+        #[derive(#derives)]
+        #[serde(transparent)]
+        pub struct #name(pub #inner);
+
+        impl From<#inner> for #name {
+            fn from(value: #inner) -> Self {
+                Self(value)
+            }
+        }
+
+        #extra
+    }
+}

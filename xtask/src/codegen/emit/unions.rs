@@ -1,0 +1,190 @@
+//! Tagged unions (decoded in one pass through `acp_support::union`) and untagged unions.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{docs, ident, rust_type};
+use crate::codegen::ir::{Def, TaggedUnion, UntaggedMember};
+
+/// A union discriminated by a string property.
+pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream {
+    let name = ident(&def.name);
+    let type_name = &def.name;
+    let tag = &u.tag;
+    let mut variants = Vec::new();
+    let mut decode_arms = Vec::new();
+    let mut encode_arms = Vec::new();
+    let mut tag_arms = Vec::new();
+    for v in &u.variants {
+        let rust_name = ident(&v.rust_name);
+        let value = &v.value;
+        let d = docs(v.docs.as_deref(), &format!("`{tag}: \"{value}\"`."));
+        match &v.body {
+            Some(body) => {
+                let body = ident(body);
+                variants.push(quote!(#d #rust_name(#body),));
+                decode_arms.push(quote!(#value => #body::deserialize(body).map(Self::#rust_name),));
+                encode_arms.push(quote!(Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
+                tag_arms.push(quote!(Self::#rust_name(_) => Some(#value),));
+            }
+            None => {
+                variants.push(quote!(#d #rust_name,));
+                decode_arms.push(quote!(#value => ::acp_support::union::unit_body(body).map(|()| Self::#rust_name),));
+                encode_arms.push(
+                    quote!(Self::#rust_name => TagOnly { tag: #value }.serialize(serializer),),
+                );
+                tag_arms.push(quote!(Self::#rust_name => Some(#value),));
+            }
+        }
+    }
+    let known: Vec<_> = u.variants.iter().map(|v| v.value.as_str()).collect();
+    let mut hooks = Vec::new();
+    if let Some(fallback) = &u.fallback {
+        let rust_name = ident(&fallback.rust_name);
+        let d = docs(
+            fallback.docs.as_deref(),
+            "A variant this build does not know, kept whole.",
+        );
+        variants.push(quote!(#d #rust_name(UnknownVariant),));
+        encode_arms.push(quote!(Self::#rust_name(raw) => raw.serialize(serializer),));
+        tag_arms.push(quote!(Self::#rust_name(raw) => Some(raw.tag()),));
+        hooks.push(quote! {
+            fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
+                Some(Self::#rust_name(raw))
+            }
+        });
+    }
+    if let Some((named, ty)) = &u.untagged {
+        let rust_name = ident(&named.rust_name);
+        let ty = rust_type(ty);
+        let d = docs(
+            named.docs.as_deref(),
+            &format!("The member used when `{tag}` is absent."),
+        );
+        variants.push(quote!(#d #rust_name(#ty),));
+        encode_arms.push(quote!(Self::#rust_name(body) => body.serialize(serializer),));
+        tag_arms.push(quote!(Self::#rust_name(_) => None,));
+        hooks.push(quote! {
+            fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(body: D) -> Option<Result<Self, D::Error>> {
+                Some(#ty::deserialize(body).map(Self::#rust_name))
+            }
+        });
+    }
+    if let Some(none) = &u.none {
+        let rust_name = ident(&none.rust_name);
+        let d = docs(none.docs.as_deref(), &format!("`{tag}` absent or `null`."));
+        variants.push(quote!(#d #rust_name,));
+        encode_arms.push(quote!(Self::#rust_name => {
+            use ::serde::ser::SerializeMap;
+            serializer.serialize_map(Some(0))?.end()
+        }));
+        tag_arms.push(quote!(Self::#rust_name => None,));
+        hooks.push(quote! {
+            fn none() -> Option<Self> {
+                Some(Self::#rust_name)
+            }
+        });
+    }
+    let non_exhaustive = if u.fallback.is_some() {
+        quote!(#[non_exhaustive])
+    } else {
+        quote!()
+    };
+    let tagged_helper = if u.variants.iter().any(|v| v.body.is_some()) {
+        quote! {
+            #[derive(Serialize)]
+            struct Tagged<'a, T: Serialize> {
+                #[serde(rename = #tag)]
+                tag: &'static str,
+                #[serde(flatten)]
+                body: &'a T,
+            }
+        }
+    } else {
+        quote!()
+    };
+    let tag_only_helper = if u.variants.iter().any(|v| v.body.is_none()) {
+        quote! {
+            #[derive(Serialize)]
+            struct TagOnly {
+                #[serde(rename = #tag)]
+                tag: &'static str,
+            }
+        }
+    } else {
+        quote!()
+    };
+    let tag_doc = format!(" The `{tag}` value, when the variant carries one.");
+    quote! {
+        #type_docs
+        #[derive(Debug, Clone, PartialEq)]
+        #non_exhaustive
+        pub enum #name {
+            #(#variants)*
+        }
+
+        impl #name {
+            #[doc = #tag_doc]
+            pub fn tag(&self) -> Option<&str> {
+                match self {
+                    #(#tag_arms)*
+                }
+            }
+        }
+
+        impl ::acp_support::union::TaggedUnion for #name {
+            const NAME: &'static str = #type_name;
+            const TAG: &'static str = #tag;
+            const KNOWN_TAGS: &'static [&'static str] = &[#(#known),*];
+
+            fn decode_known<'de, D: ::serde::Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error> {
+                match tag {
+                    #(#decode_arms)*
+                    other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
+                }
+            }
+
+            #(#hooks)*
+        }
+
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                ::acp_support::union::deserialize(deserializer)
+            }
+        }
+
+        impl Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                #tagged_helper
+                #tag_only_helper
+                match self {
+                    #(#encode_arms)*
+                }
+            }
+        }
+    }
+}
+
+/// A union decided by shape; serde tries the members in order, the catch-all last.
+pub fn untagged(def: &Def, members: &[UntaggedMember], type_docs: TokenStream) -> TokenStream {
+    let name = ident(&def.name);
+    let variants = members.iter().map(|m| {
+        let rust_name = ident(&m.rust_name);
+        let d = docs(m.docs.as_deref(), &format!("The `{}` member.", m.rust_name));
+        match &m.ty {
+            Some(ty) => {
+                let ty = rust_type(ty);
+                quote!(#d #rust_name(#ty),)
+            }
+            None => quote!(#d #rust_name,),
+        }
+    });
+    quote! {
+        #type_docs
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(untagged)]
+        pub enum #name {
+            #(#variants)*
+        }
+    }
+}

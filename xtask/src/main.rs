@@ -1,0 +1,53 @@
+//! Project automation for acp-rs.
+//!
+//! - `cargo xtask codegen [--check] [--stats]`: regenerate the model crates from `schema/`.
+//! - `cargo xtask schema-update --version X`: refresh `schema/` from the npm package.
+
+mod codegen;
+mod schema_update;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "acp-rs project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate crates/acp-v1 and crates/acp-v2 from the schemas in schema/.
+    Codegen {
+        /// Write nothing; fail if a generated file is out of date.
+        #[arg(long)]
+        check: bool,
+        /// Print per-schema figures (types, methods, lines, time).
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Replace schema/ with the schemas of an `@agentclientprotocol/sdk` npm release.
+    SchemaUpdate {
+        /// The npm package version, e.g. 2.4.0.
+        #[arg(long = "version")]
+        version: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = codegen::workspace_root();
+    let result = match cli.command {
+        Command::Codegen { check, stats } => codegen::run(&root, check, stats),
+        Command::SchemaUpdate { version } => schema_update::run(&version, &root),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! `cargo xtask schema-update --version X`: refreshes the bundled schemas from the npm registry.
+//!
+//! The official ACP schemas ship in the npm package `@agentclientprotocol/sdk` under
+//! `package/schema/v{1,2}/`. This command fetches one version with `npm pack`, unpacks it with
+//! `tar`, checks that all four schema files are there and parse as JSON, and only then copies them
+//! into `schema/` (with the package's `LICENSE`) and rewrites the provenance section of
+//! `schema/README.md`: version, publication date and SHA-256 of each file.
+//!
+//! It changes nothing else. The second step of the workflow is `cargo xtask codegen`, then a
+//! review of the diff and `cargo test`.
+//!
+//! External tools: `npm`, `tar` and `sha256sum`, run with [`std::process::Command`].
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The npm package the schemas come from.
+pub const PACKAGE: &str = "@agentclientprotocol/sdk";
+
+/// The schema files, as paths relative to `schema/` in the workspace and to `package/schema/` in
+/// the npm tarball, each with a short description of its surface.
+pub const SCHEMA_FILES: [(&str, &str); 4] = [
+    ("v1/schema.json", "protocol v1, stable surface"),
+    (
+        "v1/schema.unstable.json",
+        "protocol v1, stable + opt-in draft features",
+    ),
+    ("v2/schema.json", "protocol v2, stable baseline"),
+    (
+        "v2/schema.unstable.json",
+        "protocol v2, stable baseline + opt-in draft features",
+    ),
+];
+
+/// Opens the section of `schema/README.md` that this command rewrites.
+pub const BEGIN_MARKER: &str = "<!-- schema-update:begin -->";
+/// Closes the section of `schema/README.md` that this command rewrites.
+pub const END_MARKER: &str = "<!-- schema-update:end -->";
+
+/// Where one set of bundled schemas came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// The exact package version, e.g. `2.4.0`.
+    pub version: String,
+    /// The day the version was published (`YYYY-MM-DD`), when the registry said.
+    pub date: Option<String>,
+    /// Each schema file (relative to `schema/`), its description and its SHA-256 in hex.
+    pub files: Vec<(String, String, String)>,
+}
+
+/// Refreshes `schema/` under `workspace_root` from `@agentclientprotocol/sdk@<version>`.
+///
+/// `version` is anything `npm pack` accepts (`2.4.0`, or a tag such as `latest`); the README
+/// records the exact version found in the package. Nothing under `schema/` is written unless all
+/// four schema files are present in the package and parse as JSON.
+pub fn run(version: &str, workspace_root: &Path) -> Result<(), String> {
+    check_version_arg(version)?;
+    let schema_dir = workspace_root.join("schema");
+    let readme_path = schema_dir.join("README.md");
+    let readme = fs::read_to_string(&readme_path)
+        .map_err(|e| format!("cannot read {}: {e}", readme_path.display()))?;
+
+    let tmp = TempDir::new()?;
+    let spec = format!("{PACKAGE}@{version}");
+    eprintln!("schema-update: fetching {spec} with npm pack");
+    let mut pack = Command::new("npm");
+    pack.arg("pack")
+        .arg(&spec)
+        .arg("--pack-destination")
+        .arg(tmp.path());
+    run_command(&mut pack)?;
+    let tarball = find_tarball(tmp.path())?;
+    let mut untar = Command::new("tar");
+    untar.arg("xzf").arg(&tarball).arg("-C").arg(tmp.path());
+    run_command(&mut untar)?;
+
+    let package = tmp.path().join("package");
+    let exact_version = package_version(&package)?;
+
+    // Check everything before writing anything, so a bad package leaves schema/ untouched.
+    for (file, _) in SCHEMA_FILES {
+        let src = package.join("schema").join(file);
+        let bytes = fs::read(&src)
+            .map_err(|e| format!("{spec} has no usable package/schema/{file}: {e}"))?;
+        serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map_err(|e| format!("{spec}: package/schema/{file} is not valid JSON: {e}"))?;
+    }
+
+    let mut files = Vec::with_capacity(SCHEMA_FILES.len());
+    for (file, what) in SCHEMA_FILES {
+        let dest = schema_dir.join(file);
+        copy(&package.join("schema").join(file), &dest)?;
+        files.push((file.to_owned(), what.to_owned(), sha256(&dest)?));
+    }
+    let license = package.join("LICENSE");
+    if license.is_file() {
+        copy(&license, &schema_dir.join("LICENSE"))?;
+    } else {
+        eprintln!("schema-update: warning: {spec} has no LICENSE; schema/LICENSE left as it was");
+    }
+
+    let date = publish_date(&exact_version);
+    let provenance = Provenance {
+        version: exact_version,
+        date,
+        files,
+    };
+    let updated = replace_section(&readme, &render_provenance(&provenance))
+        .map_err(|e| format!("{}: {e}", readme_path.display()))?;
+    fs::write(&readme_path, updated)
+        .map_err(|e| format!("cannot write {}: {e}", readme_path.display()))?;
+
+    eprintln!(
+        "schema-update: schema/ now holds {PACKAGE} {}.\n\
+         Next: `cargo xtask codegen`, review the diff, then `cargo test --workspace --all-features`.",
+        provenance.version
+    );
+    Ok(())
+}
+
+/// Renders the provenance section of `schema/README.md`, markers included.
+pub fn render_provenance(p: &Provenance) -> String {
+    let mut out = String::new();
+    out.push_str(BEGIN_MARKER);
+    out.push_str(
+        "\n<!-- Written by `cargo xtask schema-update`; edit outside the markers. -->\n\n",
+    );
+    out.push_str(&format!(
+        "- Package: `{PACKAGE}`, version **{}**\n",
+        p.version
+    ));
+    if let Some(date) = &p.date {
+        out.push_str(&format!("- Published: {date}\n"));
+    }
+    out.push_str(&format!(
+        "- Fetched with: `npm pack {PACKAGE}@{}`, files from `package/schema/`\n\n",
+        p.version
+    ));
+    out.push_str("| file | what | sha256 |\n| --- | --- | --- |\n");
+    for (file, what, hash) in &p.files {
+        out.push_str(&format!("| `{file}` | {what} | `{hash}` |\n"));
+    }
+    out.push('\n');
+    out.push_str(END_MARKER);
+    out
+}
+
+/// Replaces the text from [`BEGIN_MARKER`] to [`END_MARKER`] (both included) in `readme` with
+/// `section`, keeping everything around it byte for byte.
+pub fn replace_section(readme: &str, section: &str) -> Result<String, String> {
+    let start = readme
+        .find(BEGIN_MARKER)
+        .ok_or_else(|| format!("no `{BEGIN_MARKER}` marker"))?;
+    let end = readme[start..]
+        .find(END_MARKER)
+        .map(|i| start + i + END_MARKER.len())
+        .ok_or_else(|| format!("no `{END_MARKER}` marker after `{BEGIN_MARKER}`"))?;
+    Ok(format!("{}{section}{}", &readme[..start], &readme[end..]))
+}
+
+/// Picks the publication day of `version` out of the output of `npm view PKG time --json` (an
+/// object from version to RFC 3339 timestamp). `None` when absent or not a timestamp.
+pub fn parse_publish_date(time_json: &str, version: &str) -> Option<String> {
+    let times: serde_json::Value = serde_json::from_str(time_json).ok()?;
+    let stamp = times.get(version)?.as_str()?;
+    let day = stamp.get(..10)?;
+    let well_formed = day.bytes().enumerate().all(|(i, b)| {
+        if i == 4 || i == 7 {
+            b == b'-'
+        } else {
+            b.is_ascii_digit()
+        }
+    });
+    well_formed.then(|| day.to_owned())
+}
+
+/// Asks the registry when `version` was published. The date is a nicety: any failure is a
+/// warning and the README omits it.
+fn publish_date(version: &str) -> Option<String> {
+    let mut view = Command::new("npm");
+    view.args(["view", &format!("{PACKAGE}@{version}"), "time", "--json"]);
+    let date = run_command(&mut view)
+        .ok()
+        .and_then(|json| parse_publish_date(&json, version));
+    if date.is_none() {
+        eprintln!("schema-update: warning: no publication date for {version}; README omits it");
+    }
+    date
+}
+
+/// Rejects a version argument that cannot be an npm version or tag, before running anything.
+fn check_version_arg(version: &str) -> Result<(), String> {
+    let ok = !version.is_empty()
+        && !version.starts_with('-')
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{version}` is not a package version (expected e.g. `2.4.0`)"
+        ))
+    }
+}
+
+/// Reads the exact version from the unpacked `package/package.json`.
+fn package_version(package: &Path) -> Result<String, String> {
+    let path = package.join("package.json");
+    let text = fs::read_to_string(&path)
+        .map_err(|e| format!("the tarball has no readable package/package.json: {e}"))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("package/package.json is not valid JSON: {e}"))?;
+    json.get("version")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| "package/package.json has no string `version`".to_owned())
+}
+
+/// The one `.tgz` that `npm pack` left in `dir`.
+fn find_tarball(dir: &Path) -> Result<PathBuf, String> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
+        .ok_or_else(|| format!("npm pack left no .tgz in {}", dir.display()))
+}
+
+/// The SHA-256 of a file in hex, from `sha256sum`.
+fn sha256(path: &Path) -> Result<String, String> {
+    let mut cmd = Command::new("sha256sum");
+    cmd.arg(path);
+    let out = run_command(&mut cmd)?;
+    let hash = out.split_whitespace().next().unwrap_or_default();
+    if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(hash.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "unexpected sha256sum output for {}: {out:?}",
+            path.display()
+        ))
+    }
+}
+
+/// Copies `src` to `dest`, creating `dest`'s directory when needed.
+fn copy(src: &Path, dest: &Path) -> Result<(), String> {
+    if let Some(parent) = dest.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    fs::copy(src, dest)
+        .map(drop)
+        .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), dest.display()))
+}
+
+/// Runs a command to completion; its stdout on success, a message with its stderr otherwise.
+fn run_command(cmd: &mut Command) -> Result<String, String> {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {shown}: {e} (is it installed and on PATH?)"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{shown} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("{shown} printed non-UTF-8 output: {e}"))
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<Self, String> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let path =
+            std::env::temp_dir().join(format!("acp-schema-update-{}-{nanos}", std::process::id()));
+        fs::create_dir(&path)
+            .map_err(|e| format!("cannot create temp dir {}: {e}", path.display()))?;
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provenance(date: Option<&str>) -> Provenance {
+        Provenance {
+            version: "2.4.0".to_owned(),
+            date: date.map(str::to_owned),
+            files: vec![(
+                "v1/schema.json".to_owned(),
+                "protocol v1, stable surface".to_owned(),
+                "0d0b".to_owned(),
+            )],
+        }
+    }
+
+    #[test]
+    fn renders_version_date_and_hashes() {
+        let text = render_provenance(&provenance(Some("2026-11-02")));
+        assert!(text.starts_with(BEGIN_MARKER));
+        assert!(text.ends_with(END_MARKER));
+        assert!(text.contains("version **2.4.0**"));
+        assert!(text.contains("- Published: 2026-11-02\n"));
+        assert!(text.contains("| `v1/schema.json` | protocol v1, stable surface | `0d0b` |\n"));
+    }
+
+    #[test]
+    fn omits_unknown_date() {
+        assert!(!render_provenance(&provenance(None)).contains("Published"));
+    }
+
+    #[test]
+    fn replaces_only_the_marked_section() -> Result<(), String> {
+        let readme = format!("# Title\n\n{BEGIN_MARKER}\nold\n{END_MARKER}\n\nAfter.\n");
+        let section = render_provenance(&provenance(None));
+        let updated = replace_section(&readme, &section)?;
+        assert_eq!(updated, format!("# Title\n\n{section}\n\nAfter.\n"));
+        // Idempotent: a second run gives the same bytes.
+        assert_eq!(replace_section(&updated, &section)?, updated);
+        Ok(())
+    }
+
+    #[test]
+    fn missing_markers_are_an_error() {
+        assert!(replace_section("# no markers\n", "x").is_err());
+        assert!(replace_section(&format!("{BEGIN_MARKER} only"), "x").is_err());
+    }
+
+    #[test]
+    fn reads_publish_date_from_npm_time() {
+        let json = r#"{"created":"2025-01-01T00:00:00Z","2.4.0":"2026-11-02T11:29:07+00:00"}"#;
+        assert_eq!(
+            parse_publish_date(json, "2.4.0").as_deref(),
+            Some("2026-11-02")
+        );
+        assert_eq!(parse_publish_date(json, "9.9.9"), None);
+        assert_eq!(parse_publish_date(r#"{"2.4.0":"soon"}"#, "2.4.0"), None);
+        assert_eq!(parse_publish_date("not json", "2.4.0"), None);
+    }
+
+    #[test]
+    fn rejects_odd_version_arguments() {
+        assert!(check_version_arg("2.4.0").is_ok());
+        assert!(check_version_arg("2.5.0-beta.1").is_ok());
+        assert!(check_version_arg("").is_err());
+        assert!(check_version_arg("--registry=x").is_err());
+        assert!(check_version_arg("2.4.0 extra").is_err());
+    }
+}
