@@ -1,0 +1,197 @@
+//! The ACP schema conventions, each tested on the generated v2 models: names, open enums, open
+//! and closed unions, patch fields, `_meta`, the `x-deserialize-*` keywords, method tables,
+//! request ids and constructors.
+
+use acp_v2::{
+    methods, ClientRequest, ContentBlock, ErrorCode, Meta, MethodDecodeError, Patch, PromptRequest,
+    Request, RequestId, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
+use serde_json::{json, Value};
+
+fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(wire: &Value) -> (T, Value) {
+    let decoded: T = serde_json::from_str(&wire.to_string()).expect("decodes");
+    let encoded = serde_json::to_value(&decoded).expect("encodes");
+    (decoded, encoded)
+}
+
+#[test]
+fn open_enum_keeps_unknown_and_extension_values() {
+    assert_eq!(
+        ToolCallStatus::from("in_progress"),
+        ToolCallStatus::InProgress
+    );
+    for value in ["_acme_waiting", "future_status"] {
+        let (status, encoded): (ToolCallStatus, _) = roundtrip(&json!(value));
+        assert_eq!(status.as_str(), value);
+        assert!(!status.is_known());
+        assert_eq!(status.is_extension(), value.starts_with('_'));
+        assert_eq!(encoded, json!(value));
+        assert_eq!(status.to_string(), value);
+    }
+    assert!(ToolCallStatus::known().contains(&ToolCallStatus::Completed));
+    assert!(!ToolCallStatus::known().iter().any(|s| !s.is_known()));
+    let parsed: ToolCallStatus = "paused".parse().expect("infallible");
+    assert_eq!(parsed, ToolCallStatus::Paused);
+    // `other` is a real ToolKind value; its catch-all is named from the schema's title.
+    assert_eq!(ToolKind::from("other"), ToolKind::Other);
+    assert_eq!(ToolKind::from("_x"), ToolKind::Unknown("_x".into()));
+}
+
+#[test]
+fn integer_open_enum_keeps_unknown_codes() {
+    assert_eq!(ErrorCode::from(-32601), ErrorCode::MethodNotFound);
+    let (code, encoded): (ErrorCode, _) = roundtrip(&json!(-31999));
+    assert!(!code.is_known());
+    assert_eq!(code.code(), -31999);
+    assert_eq!(encoded, json!(-31999));
+}
+
+#[test]
+fn open_union_keeps_an_unknown_variant_whole() {
+    let wire = json!({"sessionUpdate": "_acme_widget", "z": 1, "nested": {"b": [1, 2], "a": null}});
+    let (update, encoded): (SessionUpdate, _) = roundtrip(&wire);
+    let SessionUpdate::Other(raw) = &update else {
+        panic!("expected the fallback, got {update:?}");
+    };
+    assert_eq!(raw.tag(), "_acme_widget");
+    assert!(raw.is_extension());
+    assert_eq!(update.tag(), Some("_acme_widget"));
+    assert_eq!(
+        serde_json::to_string(&encoded).expect("text"),
+        wire.to_string()
+    );
+}
+
+#[test]
+fn known_tag_with_malformed_body_is_an_error_not_the_fallback() {
+    let wire = json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1"});
+    let err = serde_json::from_value::<SessionUpdate>(wire).expect_err("content is required");
+    let text = err.to_string();
+    assert!(text.contains("SessionUpdate"), "{text}");
+    assert!(text.contains("agent_message_chunk"), "{text}");
+    assert!(text.contains("content"), "{text}");
+    let err = serde_json::from_value::<ContentBlock>(json!({"type": "text"}))
+        .expect_err("text is required");
+    assert!(
+        err.to_string().contains("ContentBlock variant `text`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tag_after_other_fields_still_decodes_in_one_pass() {
+    let wire = json!({"content": {"type": "text", "text": "hi"}, "messageId": "m1", "sessionUpdate": "agent_message_chunk"});
+    let (update, encoded): (SessionUpdate, _) = roundtrip(&wire);
+    assert!(matches!(update, SessionUpdate::AgentMessageChunk(_)));
+    assert_eq!(encoded, wire);
+}
+
+#[test]
+fn patch_fields_keep_omitted_null_and_value_apart() {
+    for (wire, expected) in [
+        (json!({"toolCallId": "t"}), Patch::Absent),
+        (json!({"toolCallId": "t", "title": null}), Patch::Null),
+        (
+            json!({"toolCallId": "t", "title": "Reading"}),
+            Patch::Value("Reading".to_owned()),
+        ),
+    ] {
+        let (update, encoded): (ToolCallUpdate, _) = roundtrip(&wire);
+        assert_eq!(update.title, expected);
+        assert_eq!(encoded, wire);
+    }
+}
+
+#[test]
+fn meta_round_trips_in_order_at_depth() {
+    let wire = json!({"toolCallId": "t", "_meta": {"z": 1, "a": {"y": [true], "b": null}}});
+    let (update, encoded): (ToolCallUpdate, _) = roundtrip(&wire);
+    let meta: &Meta = update.meta.as_option().expect("meta present");
+    assert_eq!(meta.keys().collect::<Vec<_>>(), ["z", "a"]);
+    assert_eq!(
+        serde_json::to_string(&encoded).expect("text"),
+        wire.to_string()
+    );
+}
+
+#[test]
+fn default_on_error_and_skip_invalid_items_are_honoured() {
+    // `title` carries x-deserialize-default-on-error; `content` also skip-invalid-items.
+    let wire = json!({"toolCallId": "t", "title": 5, "content": [{"type": "content", "content": {"type": "text", "text": "ok"}}, {"type": "content"}]});
+    let update: ToolCallUpdate = serde_json::from_value(wire).expect("lenient decode");
+    assert_eq!(update.title, Patch::Absent);
+    assert_eq!(update.content.as_option().map(Vec::len), Some(1));
+    // `toolCallId` carries no keyword: a bad value fails the whole update.
+    assert!(serde_json::from_value::<ToolCallUpdate>(json!({"toolCallId": 5})).is_err());
+}
+
+#[test]
+fn constructors_and_setters() {
+    let update = ToolCallUpdate::new("call_1")
+        .title("Reading")
+        .status(ToolCallStatus::InProgress);
+    assert_eq!(
+        serde_json::to_value(&update).expect("encodes"),
+        json!({"toolCallId": "call_1", "title": "Reading", "status": "in_progress"})
+    );
+}
+
+#[test]
+fn request_ids_keep_their_wire_form() {
+    let (one, _): (RequestId, _) = roundtrip(&json!(1));
+    let (one_str, _): (RequestId, _) = roundtrip(&json!("1"));
+    assert_ne!(one, one_str);
+    let big: RequestId = serde_json::from_str("9007199254740993").expect("decodes");
+    assert_eq!(
+        serde_json::to_string(&big).expect("encodes"),
+        "9007199254740993"
+    );
+    assert!(serde_json::from_str::<RequestId>("null").is_err());
+}
+
+#[test]
+fn methods_route_and_fail_with_typed_errors() {
+    let params = serde_json::value::RawValue::from_string(
+        json!({"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}).to_string(),
+    )
+    .expect("raw");
+    let request = ClientRequest::from_method_and_params(methods::SESSION_PROMPT, Some(&params))
+        .expect("routes");
+    assert_eq!(request.method(), "session/prompt");
+    assert!(matches!(request, ClientRequest::PromptRequest(_)));
+
+    let err = ClientRequest::from_method_and_params("session/nope", None).expect_err("unknown");
+    assert!(matches!(err, MethodDecodeError::UnknownMethod { .. }));
+    assert_eq!(err.code(), -32601);
+
+    let bad = serde_json::value::RawValue::from_string(r#"{"sessionId":"s"}"#.into()).expect("raw");
+    let err = ClientRequest::from_method_and_params("session/prompt", Some(&bad))
+        .expect_err("bad params");
+    assert_eq!(err.code(), -32602);
+    assert!(err.to_string().contains("prompt"), "{err}");
+
+    let ext = serde_json::value::RawValue::from_string(r#"{"b":1,"a":2}"#.into()).expect("raw");
+    let request =
+        ClientRequest::from_method_and_params("_acme/refresh", Some(&ext)).expect("extension");
+    assert_eq!(request.method(), "_acme/refresh");
+    assert_eq!(
+        serde_json::to_string(&request).expect("encodes"),
+        r#"{"b":1,"a":2}"#
+    );
+
+    fn response_of<R: Request>() -> &'static str {
+        std::any::type_name::<R::Response>()
+    }
+    assert!(response_of::<PromptRequest>().ends_with("PromptResponse"));
+    assert_eq!(<PromptRequest as Request>::METHOD, "session/prompt");
+}
+
+#[cfg(feature = "unstable")]
+#[test]
+fn unstable_surface_is_its_own_module() {
+    let update = acp_v2::unstable::ToolCallUpdate::new("t").title("x");
+    assert_eq!(
+        serde_json::to_value(&update).expect("encodes"),
+        json!({"toolCallId": "t", "title": "x"})
+    );
+}
