@@ -825,8 +825,9 @@ fn methods(schema: &Schema, defs: &BTreeMap<String, Def>) -> Result<Vec<Method>,
             }
         }
     }
-    let mut by_method: BTreeMap<(String, String), Vec<(&str, Option<MessageKind>)>> =
-        BTreeMap::new();
+    /// The definitions of one method on one side, with the envelope kind that lists each.
+    type MethodDefs<'a> = Vec<(&'a str, Option<MessageKind>)>;
+    let mut by_method: BTreeMap<(String, String), MethodDefs> = BTreeMap::new();
     for (name, value) in schema.defs() {
         let (Some(method), Some(side)) = (
             value.get("x-method").and_then(Value::as_str),

@@ -4375,8 +4375,8 @@ impl ElicitationSchema {
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
-    #[serde(rename = "object")]
     /// Object schema type.
+    #[serde(rename = "object")]
     Object,
 }
 impl ElicitationSchemaType {
@@ -7647,17 +7647,17 @@ impl ::std::fmt::Display for PermissionOptionId {
 /// Helps clients choose appropriate icons and UI treatment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PermissionOptionKind {
-    #[serde(rename = "allow_once")]
     /// Allow this operation only this time.
+    #[serde(rename = "allow_once")]
     AllowOnce,
-    #[serde(rename = "allow_always")]
     /// Allow this operation and remember the choice.
+    #[serde(rename = "allow_always")]
     AllowAlways,
-    #[serde(rename = "reject_once")]
     /// Reject this operation only this time.
+    #[serde(rename = "reject_once")]
     RejectOnce,
-    #[serde(rename = "reject_always")]
     /// Reject this operation and remember the choice.
+    #[serde(rename = "reject_always")]
     RejectAlways,
 }
 impl PermissionOptionKind {
@@ -7838,14 +7838,14 @@ impl PlanEntry {
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PlanEntryPriority {
-    #[serde(rename = "high")]
     /// High priority task - critical to the overall goal.
+    #[serde(rename = "high")]
     High,
-    #[serde(rename = "medium")]
     /// Medium priority task - important but not critical.
+    #[serde(rename = "medium")]
     Medium,
-    #[serde(rename = "low")]
     /// Low priority task - nice to have but not essential.
+    #[serde(rename = "low")]
     Low,
 }
 impl PlanEntryPriority {
@@ -7899,14 +7899,14 @@ impl ::std::str::FromStr for PlanEntryPriority {
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PlanEntryStatus {
-    #[serde(rename = "pending")]
     /// The task has not started yet.
+    #[serde(rename = "pending")]
     Pending,
-    #[serde(rename = "in_progress")]
     /// The task is currently being worked on.
+    #[serde(rename = "in_progress")]
     InProgress,
-    #[serde(rename = "completed")]
     /// The task has been successfully completed.
+    #[serde(rename = "completed")]
     Completed,
 }
 impl PlanEntryStatus {
@@ -9558,11 +9558,11 @@ impl ResumeSessionResponse {
 /// The sender or recipient of messages and data in a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
-    #[serde(rename = "assistant")]
     /// The assistant side of a conversation.
+    #[serde(rename = "assistant")]
     Assistant,
-    #[serde(rename = "user")]
     /// The user side of a conversation.
+    #[serde(rename = "user")]
     User,
 }
 impl Role {
@@ -12562,28 +12562,28 @@ impl Serialize for StateUpdate {
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StopReason {
-    #[serde(rename = "end_turn")]
     /// The turn ended successfully.
+    #[serde(rename = "end_turn")]
     EndTurn,
-    #[serde(rename = "max_tokens")]
     /// The turn ended because the agent reached the maximum number of tokens.
+    #[serde(rename = "max_tokens")]
     MaxTokens,
-    #[serde(rename = "max_turn_requests")]
     /// The turn ended because the agent reached the maximum number of allowed
     /// agent requests between user turns.
+    #[serde(rename = "max_turn_requests")]
     MaxTurnRequests,
-    #[serde(rename = "refusal")]
     /// The turn ended because the agent refused to continue. The user prompt
     /// and everything that comes after it won't be included in the next
     /// prompt, so this should be reflected in the UI.
+    #[serde(rename = "refusal")]
     Refusal,
-    #[serde(rename = "cancelled")]
     /// The turn was cancelled by the client via `session/cancel`.
     ///
     /// This stop reason MUST be returned when the client sends a `session/cancel`
     /// notification, even if the cancellation causes exceptions in underlying operations.
     /// Agents should catch these exceptions and return this semantically meaningful
     /// response to confirm successful cancellation.
+    #[serde(rename = "cancelled")]
     Cancelled,
 }
 impl StopReason {
@@ -12640,17 +12640,17 @@ impl ::std::str::FromStr for StopReason {
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StringFormat {
-    #[serde(rename = "email")]
     /// Email address format.
+    #[serde(rename = "email")]
     Email,
-    #[serde(rename = "uri")]
     /// URI format.
+    #[serde(rename = "uri")]
     Uri,
-    #[serde(rename = "date")]
     /// Date format (YYYY-MM-DD).
+    #[serde(rename = "date")]
     Date,
-    #[serde(rename = "date-time")]
     /// Date-time format (ISO 8601).
+    #[serde(rename = "date-time")]
     DateTime,
 }
 impl StringFormat {
@@ -13946,18 +13946,18 @@ impl ToolCallLocation {
 /// See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#status)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ToolCallStatus {
-    #[serde(rename = "pending")]
     /// The tool call hasn't started running yet because the input is either
     /// streaming or we're awaiting approval.
+    #[serde(rename = "pending")]
     Pending,
-    #[serde(rename = "in_progress")]
     /// The tool call is currently running.
+    #[serde(rename = "in_progress")]
     InProgress,
-    #[serde(rename = "completed")]
     /// The tool call completed successfully.
+    #[serde(rename = "completed")]
     Completed,
-    #[serde(rename = "failed")]
     /// The tool call failed with an error.
+    #[serde(rename = "failed")]
     Failed,
 }
 impl ToolCallStatus {
@@ -14164,35 +14164,35 @@ impl ToolCallUpdate {
 /// See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#creating)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ToolKind {
-    #[serde(rename = "read")]
     /// Reading files or data.
+    #[serde(rename = "read")]
     Read,
-    #[serde(rename = "edit")]
     /// Modifying files or content.
+    #[serde(rename = "edit")]
     Edit,
-    #[serde(rename = "delete")]
     /// Removing files or data.
+    #[serde(rename = "delete")]
     Delete,
-    #[serde(rename = "move")]
     /// Moving or renaming files.
+    #[serde(rename = "move")]
     Move,
-    #[serde(rename = "search")]
     /// Searching for information.
+    #[serde(rename = "search")]
     Search,
-    #[serde(rename = "execute")]
     /// Running commands or code.
+    #[serde(rename = "execute")]
     Execute,
-    #[serde(rename = "think")]
     /// Internal reasoning or planning.
+    #[serde(rename = "think")]
     Think,
-    #[serde(rename = "fetch")]
     /// Retrieving external data.
+    #[serde(rename = "fetch")]
     Fetch,
-    #[serde(rename = "switch_mode")]
     /// Switching the current session mode.
+    #[serde(rename = "switch_mode")]
     SwitchMode,
-    #[serde(rename = "other")]
     /// Other tool types (default).
+    #[serde(rename = "other")]
     Other,
 }
 impl ToolKind {

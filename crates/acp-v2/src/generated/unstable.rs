@@ -4996,8 +4996,8 @@ impl ElicitationSchema {
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
-    #[serde(rename = "object")]
     /// Object schema type.
+    #[serde(rename = "object")]
     Object,
 }
 impl ElicitationSchemaType {

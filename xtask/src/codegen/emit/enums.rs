@@ -40,12 +40,18 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
             }
         }
     };
+    let closed_variants = e.variants.iter().map(|v| {
+        let rust_name = ident(&v.rust_name);
+        let value = &v.value;
+        let d = docs(v.docs.as_deref(), &format!("`{value}`"));
+        quote!(#d #[serde(rename = #value)] #rust_name,)
+    });
     let Some(other) = &e.other else {
         return quote! {
             #type_docs
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
             pub enum #name {
-                #(#[serde(rename = #values)] #variants)*
+                #(#closed_variants)*
             }
 
             #common
