@@ -33,3 +33,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 }
+
+/// A JSON object whose values follow one schema, kept in wire order.
+pub type OrderedMap<V> = indexmap::IndexMap<String, V>;

@@ -29,10 +29,9 @@ pub trait TaggedUnion: Sized {
     /// Decodes the body of the variant for a known `tag` (the discriminator entry removed).
     fn decode_known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error>;
 
-    /// The fallback for an unknown tag; `None` for a closed union.
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        let _ = raw;
-        None
+    /// The fallback for an unknown tag; a closed union gives the object back.
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Err(raw)
     }
 
     /// The member used when the discriminator is absent, for unions that have one.
@@ -151,15 +150,21 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         raw.insert(key, value);
     }
     let tag_for_error = tag.clone();
-    T::decode_unknown(UnknownVariant::new(T::TAG, tag, raw)).ok_or_else(|| {
-        de::Error::custom(format_args!(
-            "{}: unknown `{}` value `{}`, expected one of {:?}",
-            T::NAME,
-            T::TAG,
-            tag_for_error,
-            T::KNOWN_TAGS
-        ))
-    })
+    let unknown = match T::decode_unknown(UnknownVariant::new(T::TAG, tag, raw)) {
+        Ok(variant) => return Ok(variant),
+        Err(unknown) => unknown,
+    };
+    // A closed union whose untagged member admits any discriminator (v1 `AuthMethod`).
+    if let Some(result) = T::decode_untagged(Value::Object(unknown.into_raw())) {
+        return result.map_err(de::Error::custom);
+    }
+    Err(de::Error::custom(format_args!(
+        "{}: unknown `{}` value `{}`, expected one of {:?}",
+        T::NAME,
+        T::TAG,
+        tag_for_error,
+        T::KNOWN_TAGS
+    )))
 }
 
 fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(

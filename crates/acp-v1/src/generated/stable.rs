@@ -917,7 +917,7 @@ pub struct AuthMethodTerminal {
     /// Additional environment variables to set on the configured agent invocation for terminal auth.
     /// These values override same-named variables in the base launch configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<::std::collections::BTreeMap<String, String>>,
+    pub env: Option<::acp_support::OrderedMap<String>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -954,10 +954,7 @@ impl AuthMethodTerminal {
         self
     }
     /// Sets `env`.
-    pub fn env(
-        mut self,
-        value: impl Into<::std::collections::BTreeMap<String, String>>,
-    ) -> Self {
+    pub fn env(mut self, value: impl Into<::acp_support::OrderedMap<String>>) -> Self {
         self.env = Some(value.into());
         self
     }
@@ -2657,8 +2654,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
@@ -2770,8 +2767,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
@@ -3085,7 +3082,7 @@ impl Diff {
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub content: Patch<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+    pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
@@ -3095,7 +3092,7 @@ impl ElicitationAcceptAction {
     /// Sets `content`.
     pub fn content(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
     ) -> Self {
         self.content = Patch::Value(value.into());
         self
@@ -3339,8 +3336,8 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
@@ -3419,9 +3416,7 @@ pub struct ElicitationSchema {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "::acp_support::de::present"
     )]
-    pub properties: Option<
-        ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
-    >,
+    pub properties: Option<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     /// List of required property names.
     ///
     /// Optional. Omitted and `null` are equivalent and mean no property names are required.
@@ -3476,7 +3471,7 @@ impl ElicitationSchema {
     /// Sets `properties`.
     pub fn properties(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationPropertySchema>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     ) -> Self {
         self.properties = Some(value.into());
         self
@@ -5156,8 +5151,8 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,

@@ -1237,7 +1237,7 @@ pub struct AuthMethodTerminal {
     /// Additional environment variables to set on the configured agent invocation for terminal auth.
     /// These values override same-named variables in the base launch configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<::std::collections::BTreeMap<String, String>>,
+    pub env: Option<::acp_support::OrderedMap<String>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -1274,10 +1274,7 @@ impl AuthMethodTerminal {
         self
     }
     /// Sets `env`.
-    pub fn env(
-        mut self,
-        value: impl Into<::std::collections::BTreeMap<String, String>>,
-    ) -> Self {
+    pub fn env(mut self, value: impl Into<::acp_support::OrderedMap<String>>) -> Self {
         self.env = Some(value.into());
         self
     }
@@ -3462,8 +3459,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
@@ -3575,8 +3572,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
@@ -3960,7 +3957,7 @@ impl DisableProviderResponse {
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub content: Patch<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+    pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
@@ -3970,7 +3967,7 @@ impl ElicitationAcceptAction {
     /// Sets `content`.
     pub fn content(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
     ) -> Self {
         self.content = Patch::Value(value.into());
         self
@@ -4214,8 +4211,8 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
@@ -4294,9 +4291,7 @@ pub struct ElicitationSchema {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "::acp_support::de::present"
     )]
-    pub properties: Option<
-        ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
-    >,
+    pub properties: Option<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     /// List of required property names.
     ///
     /// Optional. Omitted and `null` are equivalent and mean no property names are required.
@@ -4351,7 +4346,7 @@ impl ElicitationSchema {
     /// Sets `properties`.
     pub fn properties(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationPropertySchema>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     ) -> Self {
         self.properties = Some(value.into());
         self
@@ -5252,8 +5247,8 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn none() -> Option<Self> {
         Some(Self::None)
@@ -7033,8 +7028,8 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
@@ -12034,7 +12029,7 @@ pub struct SetProviderRequest {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "::acp_support::de::present"
     )]
-    pub headers: Option<::std::collections::BTreeMap<String, String>>,
+    pub headers: Option<::acp_support::OrderedMap<String>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -12066,7 +12061,7 @@ impl SetProviderRequest {
     /// Sets `headers`.
     pub fn headers(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, String>>,
+        value: impl Into<::acp_support::OrderedMap<String>>,
     ) -> Self {
         self.headers = Some(value.into());
         self
@@ -12519,8 +12514,8 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for StateUpdate {

@@ -751,8 +751,8 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AuthMethod {
@@ -986,8 +986,8 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AvailableCommand {
@@ -1055,8 +1055,8 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
@@ -1241,8 +1241,8 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for BackgroundWork {
@@ -2801,8 +2801,8 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -3022,8 +3022,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
@@ -3133,8 +3133,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
@@ -3418,8 +3418,8 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for DiffChangeOperation {
@@ -3717,7 +3717,7 @@ pub struct ElicitationAcceptAction {
     ///
     /// Omitted and `null` are equivalent and mean no content is provided.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub content: Patch<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+    pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
@@ -3727,7 +3727,7 @@ impl ElicitationAcceptAction {
     /// Sets `content`.
     pub fn content(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
     ) -> Self {
         self.content = Patch::Value(value.into());
         self
@@ -3972,8 +3972,8 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
@@ -4042,7 +4042,7 @@ pub struct ElicitationSchema {
     )]
     pub title: Patch<String>,
     /// Property definitions (must be primitive types).
-    pub properties: ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
+    pub properties: ::acp_support::OrderedMap<ElicitationPropertySchema>,
     /// List of required property names.
     ///
     /// Optional. Omitted and `null` are equivalent and mean no property names are required.
@@ -4074,9 +4074,7 @@ impl ElicitationSchema {
     /// A `ElicitationSchema` from its required properties; optional ones start omitted.
     pub fn new(
         type_: impl Into<ElicitationSchemaType>,
-        properties: impl Into<
-            ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
-        >,
+        properties: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     ) -> Self {
         Self {
             type_: type_.into(),
@@ -4981,8 +4979,8 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn none() -> Option<Self> {
         Some(Self::None)
@@ -5767,8 +5765,8 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for McpServer {
@@ -6026,8 +6024,8 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
@@ -7110,8 +7108,8 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for PlanUpdateContent {
@@ -7498,8 +7496,8 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ReplayFrom {
@@ -7628,8 +7626,8 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
@@ -7821,8 +7819,8 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
@@ -8818,8 +8816,8 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
@@ -9467,8 +9465,8 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
@@ -9715,8 +9713,8 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
@@ -9898,8 +9896,8 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for StateUpdate {
@@ -10990,8 +10988,8 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ToolCallContent {

@@ -1073,8 +1073,8 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AuthMethod {
@@ -1599,8 +1599,8 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AvailableCommand {
@@ -1668,8 +1668,8 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for AvailableCommandInput {
@@ -1901,8 +1901,8 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for BackgroundWork {
@@ -3616,8 +3616,8 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -3837,8 +3837,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
@@ -3948,8 +3948,8 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
@@ -4233,8 +4233,8 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for DiffChangeOperation {
@@ -4602,7 +4602,7 @@ pub struct ElicitationAcceptAction {
     ///
     /// Omitted and `null` are equivalent and mean no content is provided.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub content: Patch<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+    pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
@@ -4612,7 +4612,7 @@ impl ElicitationAcceptAction {
     /// Sets `content`.
     pub fn content(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, ElicitationContentValue>>,
+        value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
     ) -> Self {
         self.content = Patch::Value(value.into());
         self
@@ -4857,8 +4857,8 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
@@ -4927,7 +4927,7 @@ pub struct ElicitationSchema {
     )]
     pub title: Patch<String>,
     /// Property definitions (must be primitive types).
-    pub properties: ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
+    pub properties: ::acp_support::OrderedMap<ElicitationPropertySchema>,
     /// List of required property names.
     ///
     /// Optional. Omitted and `null` are equivalent and mean no property names are required.
@@ -4959,9 +4959,7 @@ impl ElicitationSchema {
     /// A `ElicitationSchema` from its required properties; optional ones start omitted.
     pub fn new(
         type_: impl Into<ElicitationSchemaType>,
-        properties: impl Into<
-            ::std::collections::BTreeMap<String, ElicitationPropertySchema>,
-        >,
+        properties: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
     ) -> Self {
         Self {
             type_: type_.into(),
@@ -6057,8 +6055,8 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn none() -> Option<Self> {
         Some(Self::None)
@@ -7218,8 +7216,8 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for McpServer {
@@ -7762,8 +7760,8 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
@@ -8999,8 +8997,8 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for PlanUpdateContent {
@@ -9864,8 +9862,8 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ReplayFrom {
@@ -9994,8 +9992,8 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
@@ -10187,8 +10185,8 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
@@ -11479,8 +11477,8 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
@@ -12818,8 +12816,8 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SessionUpdate {
@@ -13023,7 +13021,7 @@ pub struct SetProviderRequest {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "::acp_support::de::present"
     )]
-    pub headers: Option<::std::collections::BTreeMap<String, String>>,
+    pub headers: Option<::acp_support::OrderedMap<String>>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     /// Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -13055,7 +13053,7 @@ impl SetProviderRequest {
     /// Sets `headers`.
     pub fn headers(
         mut self,
-        value: impl Into<::std::collections::BTreeMap<String, String>>,
+        value: impl Into<::acp_support::OrderedMap<String>>,
     ) -> Self {
         self.headers = Some(value.into());
         self
@@ -13195,8 +13193,8 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
@@ -13486,8 +13484,8 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for StateUpdate {
@@ -14971,8 +14969,8 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
-    fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-        Some(Self::Other(raw))
+    fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+        Ok(Self::Other(raw))
     }
 }
 impl<'de> Deserialize<'de> for ToolCallContent {

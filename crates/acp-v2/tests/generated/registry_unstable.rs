@@ -643,6 +643,16 @@ fn decode_notification(
             m::ClientNotification::from_method_and_params(method, params),
         ))
         .or_else(|| routed(m::ProxyNotification::from_method_and_params(method, params)))
+        .or_else(|| {
+            (method
+                == <m::CancelRequestNotification as ::acp_support::Notification>::METHOD)
+                .then(|| routed(
+                    ::acp_support::method::decode::<
+                        m::CancelRequestNotification,
+                    >(method, params),
+                ))
+                .flatten()
+        })
         .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
 fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {

@@ -100,7 +100,7 @@ pub fn rust_type(ty: &Ty) -> TokenStream {
         }
         Ty::Map(value) => {
             let value = rust_type(value);
-            quote!(::std::collections::BTreeMap<String, #value>)
+            quote!(::acp_support::OrderedMap<#value>)
         }
         Ty::Object => quote!(JsonObject),
         Ty::Meta => quote!(Meta),

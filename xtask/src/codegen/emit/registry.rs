@@ -31,6 +31,22 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
     let requests = envelopes(MessageKind::Request);
     let notifications = envelopes(MessageKind::Notification);
     let responses = envelopes(MessageKind::Response);
+    // Notifications no envelope lists (`$/cancel_request` in newer schemas): by their trait.
+    let listed: Vec<&str> = module
+        .defs
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DefKind::Envelope(e) => Some(e.members.iter().map(|m| m.def.as_str())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let unlisted: Vec<_> = module
+        .methods
+        .iter()
+        .filter(|m| m.kind == MessageKind::Notification && !listed.contains(&m.params.as_str()))
+        .map(|m| ident(&m.params))
+        .collect();
     quote! {
         #![allow(dead_code)]
 
@@ -87,6 +103,9 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
         fn decode_notification(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
             None
                 #(.or_else(|| routed(m::#notifications::from_method_and_params(method, params))))*
+                #(.or_else(|| (method == <m::#unlisted as ::acp_support::Notification>::METHOD)
+                    .then(|| routed(::acp_support::method::decode::<m::#unlisted>(method, params)))
+                    .flatten()))*
                 .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
         }
 

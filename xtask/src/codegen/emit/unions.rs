@@ -49,8 +49,8 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream
         encode_arms.push(quote!(Self::#rust_name(raw) => raw.serialize(serializer),));
         tag_arms.push(quote!(Self::#rust_name(raw) => Some(raw.tag()),));
         hooks.push(quote! {
-            fn decode_unknown(raw: UnknownVariant) -> Option<Self> {
-                Some(Self::#rust_name(raw))
+            fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
+                Ok(Self::#rust_name(raw))
             }
         });
     }
