@@ -1,0 +1,80 @@
+//! Test support for the generated ACP model crates (`acp-v1`, `acp-v2`). Not published.
+//!
+//! The generated crates expose, per schema surface, a [`Registry`] (written by
+//! `cargo xtask codegen` into `crates/acp-vN/tests/generated/registry_*.rs`): a table of decode
+//! functions keyed by `$defs` name and by method. Against it this crate runs two checks:
+//!
+//! - [`instances`]: instances built from the JSON schema itself (minimal, maximal, one per union
+//!   member, all-nulls) must decode and re-encode to the same JSON ([`instances::check_registry`]).
+//! - [`fixtures`]: the hand-written fixture tree under `fixtures/` is decoded file by file, checked
+//!   against its naming rules and the schema, and rendered as snapshot text
+//!   ([`fixtures::Harness`]).
+//!
+//! Test support may panic: a broken schema file or fixture tree is reported by a panic naming it.
+
+pub mod fixtures;
+pub mod instances;
+pub mod schema;
+
+use std::path::PathBuf;
+
+/// A decoded value: its `Debug` rendering and its re-encoding.
+///
+/// For requests, notifications and responses, `reencoded` is the re-encoded `params` / `result`.
+pub struct Decoded {
+    /// `format!("{:#?}", value)` of the decoded Rust value.
+    pub debug: String,
+    /// The decoded value serialised back to JSON.
+    pub reencoded: serde_json::Value,
+}
+
+/// The decode table of one generated surface (a schema file), written by `cargo xtask codegen`.
+pub struct Registry {
+    /// The schema file this surface was generated from, relative to the workspace root
+    /// (`"schema/v2/schema.json"`).
+    pub schema_file: &'static str,
+    /// Every `$defs` name that has a decodable Rust type.
+    pub type_names: &'static [&'static str],
+    /// Decodes `value` as the type generated for `$defs` entry `name`; `None` when `name` has no
+    /// decodable type (for example the JSON-RPC envelope definitions marked `x-docs-ignore`).
+    pub decode_type: fn(name: &str, value: serde_json::Value) -> Option<Result<Decoded, String>>,
+    /// Decodes a request's params by method name.
+    pub decode_request:
+        fn(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Decoded, String>,
+    /// Decodes a notification's params by method name.
+    pub decode_notification:
+        fn(method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Decoded, String>,
+    /// Decodes a response's result by the method of the request it answers.
+    pub decode_response:
+        fn(method: &str, result: &serde_json::value::RawValue) -> Result<Decoded, String>,
+}
+
+/// The workspace root (the directory holding `schema/`, `fixtures/` and `crates/`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    match manifest.parent().and_then(|crates| crates.parent()) {
+        Some(root) => root.to_path_buf(),
+        None => panic!(
+            "acp-testkit: cannot find the workspace root above {}",
+            manifest.display()
+        ),
+    }
+}
+
+/// JSON value equality where numbers compare by value: `1` and `1.0` are the same JSON number
+/// (a `number` property decodes to `f64` and re-encodes as `1.0`).
+pub fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
