@@ -169,5 +169,7 @@ mod tests {
         let v: Lenient = serde_json::from_str(r#"{"names":null}"#).expect("decodes");
         assert_eq!(v.names, None);
         assert!(serde_json::from_str::<Lenient>(r#"{"strict":null}"#).is_err());
+        let v: Lenient = serde_json::from_str(r#"{"strict":7}"#).expect("decodes");
+        assert_eq!(v.strict, Some(7));
     }
 }
