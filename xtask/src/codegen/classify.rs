@@ -118,6 +118,24 @@ impl Classifier<'_> {
         Ok(DefKind::Newtype(ty))
     }
 
+    /// Lifts an inline object schema out as a struct of its own, returning its name.
+    fn lift_struct(
+        &mut self,
+        name: String,
+        node: Node,
+        skip: Option<&str>,
+        docs: Option<String>,
+    ) -> Result<String, CodegenError> {
+        let structure = self.structure(&name, node, skip)?;
+        self.lifted.push(Def {
+            name: name.clone(),
+            docs,
+            from_defs: false,
+            kind: DefKind::Struct(structure),
+        });
+        Ok(name)
+    }
+
     /// An object's properties; `skip` is a discriminator owned by a flattened union.
     fn structure(
         &mut self,
@@ -285,14 +303,8 @@ impl Classifier<'_> {
             } else if let (Some(title), Some(_)) = (member.str("title"), member.properties()) {
                 member.only(&["type", "properties", "required"])?;
                 let rust_name = pascal(title);
-                let name = format!("{owner}{rust_name}");
-                let structure = self.structure(&name, *member, None)?;
-                self.lifted.push(Def {
-                    name: name.clone(),
-                    docs: docs.clone(),
-                    from_defs: false,
-                    kind: DefKind::Struct(structure),
-                });
+                let name =
+                    self.lift_struct(format!("{owner}{rust_name}"), *member, None, docs.clone())?;
                 set_once(
                     &mut union.untagged,
                     (Named { rust_name, docs }, Ty::Named(name)),
@@ -340,15 +352,9 @@ impl Classifier<'_> {
             (Some(target), false) => Ok(Some(target.to_owned())),
             (None, false) => Ok(None),
             (None, true) => {
-                let name = format!("{owner}{variant}");
-                let structure = self.structure(&name, member, Some(tag))?;
-                self.lifted.push(Def {
-                    name: name.clone(),
-                    docs: Some(format!("The fields of the `{tag}` variant of [`{owner}`].")),
-                    from_defs: false,
-                    kind: DefKind::Struct(structure),
-                });
-                Ok(Some(name))
+                let docs = Some(format!("The fields of the `{tag}` variant of [`{owner}`]."));
+                self.lift_struct(format!("{owner}{variant}"), member, Some(tag), docs)
+                    .map(Some)
             }
             (Some(_), true) => Err(CodegenError::new(
                 member.path,
@@ -389,15 +395,9 @@ impl Classifier<'_> {
                 let rust_name = pascal(title.ok_or_else(|| {
                     CodegenError::new(member.path, "inline object member without a title")
                 })?);
-                let name = format!("{owner}{rust_name}");
                 member.only(&["type", "properties", "required", "additionalProperties"])?;
-                let structure = self.structure(&name, *member, None)?;
-                self.lifted.push(Def {
-                    name: name.clone(),
-                    docs: docs.clone(),
-                    from_defs: false,
-                    kind: DefKind::Struct(structure),
-                });
+                let name =
+                    self.lift_struct(format!("{owner}{rust_name}"), *member, None, docs.clone())?;
                 out.push(UntaggedMember {
                     rust_name,
                     docs,
