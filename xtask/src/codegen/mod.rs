@@ -97,9 +97,14 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
     let mut stats = Vec::new();
     for target in TARGETS {
         let source = format!("schema/{}", target.schema);
-        let schema = schema::Schema::load(&schema_dir.join(target.schema))?;
+        let path = schema_dir.join(target.schema);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| CodegenError::new(path.display(), format!("cannot read: {e}")))?;
+        let schema = schema::Schema::parse(&text)
+            .map_err(|e| CodegenError::new(path.display(), e.message))?;
         let module = classify::classify(&schema)?;
-        let text = output::render(emit::module(&module), &source)?;
+        let schema_text = text;
+        let text = output::render(emit::module(&module), &source, &schema_text)?;
         stats.push(Stats {
             schema: target.schema,
             defs: schema.defs().count(),
@@ -114,7 +119,7 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
         let registry = emit::registry::registry(&module, target.module_path, &source);
         files.push(GeneratedFile {
             path: PathBuf::from(target.registry),
-            text: output::render(registry, &source)?,
+            text: output::render(registry, &source, &schema_text)?,
         });
     }
     Ok((files, stats))

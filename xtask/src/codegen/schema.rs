@@ -1,8 +1,6 @@
 //! Loading a schema file and reading its nodes: `$defs`, `$ref`s, and the keywords the
 //! classifier looks at. Every accessor fails with the node's path, never panics.
 
-use std::path::Path;
-
 use serde_json::{Map, Value};
 
 use super::CodegenError;
@@ -13,13 +11,6 @@ pub struct Schema {
 }
 
 impl Schema {
-    /// Reads and parses a schema file.
-    pub fn load(path: &Path) -> Result<Self, CodegenError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CodegenError::new(path.display(), format!("cannot read: {e}")))?;
-        Self::parse(&text).map_err(|e| CodegenError::new(path.display(), e.message))
-    }
-
     /// Parses schema text.
     pub fn parse(text: &str) -> Result<Self, CodegenError> {
         let root: Value = serde_json::from_str(text)
