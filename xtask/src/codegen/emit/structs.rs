@@ -18,6 +18,44 @@ struct FieldPlan {
     empty: TokenStream,
 }
 
+/// How a property is held: a `{}` property's `Value` holds `null` itself, so nullability adds
+/// no wrapper there.
+fn holder(field: &Field) -> Presence {
+    match (&field.ty, field.presence) {
+        (Ty::Any, Presence::RequiredNullable) => Presence::Required,
+        (Ty::Any, Presence::OptionalNullable) => Presence::Optional,
+        (_, presence) => presence,
+    }
+}
+
+/// The `acp_support::de` decoder for a property, from its presence and `x-deserialize-*`
+/// keywords; `None` where serde's own handling is exact.
+fn decoder(field: &Field) -> Option<&'static str> {
+    let holder = holder(field);
+    if field.ty == Ty::Any {
+        // `null` is a value: an optional `{}` property keeps it as `Some(Value::Null)`.
+        return (holder == Presence::Optional).then_some("present");
+    }
+    if field.skip_invalid_items {
+        return Some(if field.default_on_error {
+            "skip_invalid_items_or_default"
+        } else {
+            "skip_invalid_items"
+        });
+    }
+    match holder {
+        Presence::Required if field.default_on_null => Some("default_on_null"),
+        Presence::Required => field.default_on_error.then_some("default_on_error"),
+        Presence::RequiredNullable if field.default_on_error => Some("default_on_error"),
+        Presence::RequiredNullable => Some("required_nullable"),
+        Presence::Optional if field.default_on_error => Some("default_on_error"),
+        // `Option`'s own decoding maps `null` to `None`: exactly `default-on-null`.
+        Presence::Optional if field.default_on_null => None,
+        Presence::Optional => Some("present"),
+        Presence::OptionalNullable => field.default_on_error.then_some("default_on_error"),
+    }
+}
+
 fn plan(field: &Field) -> FieldPlan {
     let inner = rust_type(&field.ty);
     let mut attrs = Vec::new();
@@ -25,105 +63,51 @@ fn plan(field: &Field) -> FieldPlan {
         let name = &field.json_name;
         attrs.push(quote!(rename = #name));
     }
-    let deserialize_with = |attrs: &mut Vec<TokenStream>, helper: &str| {
-        let path = format!("::acp_support::de::{helper}");
-        attrs.push(quote!(deserialize_with = #path));
-    };
-    let items_helper = if field.default_on_error {
-        "skip_invalid_items_or_default"
-    } else {
-        "skip_invalid_items"
-    };
-    if field.ty == Ty::Any {
-        return match field.presence {
-            Presence::Required | Presence::RequiredNullable => FieldPlan {
-                ty: inner.clone(),
-                attrs,
-                param: Some(quote!(impl Into<#inner>)),
-                setter: None,
-                empty: quote!(),
-            },
-            Presence::Optional | Presence::OptionalNullable => {
-                attrs.push(quote!(default, skip_serializing_if = "Option::is_none"));
-                deserialize_with(&mut attrs, "present");
-                FieldPlan {
-                    ty: quote!(Option<#inner>),
-                    attrs,
-                    param: None,
-                    setter: Some((quote!(impl Into<#inner>), quote!(Some(value.into())))),
-                    empty: quote!(None),
-                }
-            }
-        };
-    }
-    match field.presence {
-        Presence::Required => {
-            if field.skip_invalid_items {
-                deserialize_with(&mut attrs, items_helper);
-            } else if field.default_on_null {
-                deserialize_with(&mut attrs, "default_on_null");
-            } else if field.default_on_error {
-                deserialize_with(&mut attrs, "default_on_error");
-            }
-            FieldPlan {
-                ty: inner.clone(),
-                attrs,
-                param: Some(quote!(impl Into<#inner>)),
-                setter: None,
-                empty: quote!(),
-            }
-        }
-        Presence::RequiredNullable => {
-            if field.skip_invalid_items {
-                deserialize_with(&mut attrs, items_helper);
-            } else if field.default_on_error {
-                deserialize_with(&mut attrs, "default_on_error");
-            } else {
-                deserialize_with(&mut attrs, "required_nullable");
-            }
-            FieldPlan {
-                ty: quote!(Option<#inner>),
-                attrs,
-                param: Some(quote!(Option<#inner>)),
-                setter: None,
-                empty: quote!(),
-            }
-        }
+    let (ty, param, setter, empty) = match holder(field) {
+        Presence::Required => (
+            inner.clone(),
+            Some(quote!(impl Into<#inner>)),
+            None,
+            quote!(),
+        ),
+        Presence::RequiredNullable => (
+            quote!(Option<#inner>),
+            Some(quote!(Option<#inner>)),
+            None,
+            quote!(),
+        ),
         Presence::Optional => {
             attrs.push(quote!(default, skip_serializing_if = "Option::is_none"));
-            if field.skip_invalid_items {
-                deserialize_with(&mut attrs, items_helper);
-            } else if field.default_on_error {
-                deserialize_with(&mut attrs, "default_on_error");
-            } else if !field.default_on_null {
-                deserialize_with(&mut attrs, "present");
-            }
-            FieldPlan {
-                ty: quote!(Option<#inner>),
-                attrs,
-                param: None,
-                setter: Some((quote!(impl Into<#inner>), quote!(Some(value.into())))),
-                empty: quote!(None),
-            }
+            (
+                quote!(Option<#inner>),
+                None,
+                Some((quote!(impl Into<#inner>), quote!(Some(value.into())))),
+                quote!(None),
+            )
         }
         Presence::OptionalNullable => {
             attrs.push(quote!(default, skip_serializing_if = "Patch::is_absent"));
-            if field.skip_invalid_items {
-                deserialize_with(&mut attrs, items_helper);
-            } else if field.default_on_error {
-                deserialize_with(&mut attrs, "default_on_error");
-            }
-            FieldPlan {
-                ty: quote!(Patch<#inner>),
-                attrs,
-                param: None,
-                setter: Some((
+            (
+                quote!(Patch<#inner>),
+                None,
+                Some((
                     quote!(impl Into<#inner>),
                     quote!(Patch::Value(value.into())),
                 )),
-                empty: quote!(Patch::Absent),
-            }
+                quote!(Patch::Absent),
+            )
         }
+    };
+    if let Some(helper) = decoder(field) {
+        let path = format!("::acp_support::de::{helper}");
+        attrs.push(quote!(deserialize_with = #path));
+    }
+    FieldPlan {
+        ty,
+        attrs,
+        param,
+        setter,
+        empty,
     }
 }
 
@@ -156,7 +140,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
         match (&plan.param, &plan.setter) {
             (Some(param), _) => {
                 params.push(quote!(#rust_name: #param));
-                if field.presence == Presence::RequiredNullable && field.ty != Ty::Any {
+                if holder(field) == Presence::RequiredNullable {
                     inits.push(quote!(#rust_name));
                 } else {
                     inits.push(quote!(#rust_name: #rust_name.into()));
