@@ -846,8 +846,8 @@ fn methods(schema: &Schema, defs: &BTreeMap<String, Def>) -> Result<Vec<Method>,
             .iter()
             .find(|(_, kind)| *kind == Some(MessageKind::Response))
             .map(|(name, _)| (*name).to_owned());
-        for (name, kind) in &entries {
-            let kind = match kind {
+        for (name, listed_as) in &entries {
+            let kind = match listed_as {
                 Some(MessageKind::Response) => continue,
                 Some(kind) => *kind,
                 None if entries.len() == 1 => MessageKind::Notification,
@@ -869,6 +869,7 @@ fn methods(schema: &Schema, defs: &BTreeMap<String, Def>) -> Result<Vec<Method>,
                 side: side.clone(),
                 params: (*name).to_owned(),
                 kind,
+                in_envelope: listed_as.is_some(),
                 response: if kind == MessageKind::Request {
                     response.clone()
                 } else {

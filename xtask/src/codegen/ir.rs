@@ -253,4 +253,6 @@ pub struct Method {
     pub kind: MessageKind,
     /// The result type, for requests.
     pub response: Option<String>,
+    /// `false` for a method no envelope lists (`$/cancel_request` in newer schemas).
+    pub in_envelope: bool,
 }

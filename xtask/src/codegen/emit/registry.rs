@@ -32,19 +32,10 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
     let notifications = envelopes(MessageKind::Notification);
     let responses = envelopes(MessageKind::Response);
     // Notifications no envelope lists (`$/cancel_request` in newer schemas): by their trait.
-    let listed: Vec<&str> = module
-        .defs
-        .iter()
-        .filter_map(|d| match &d.kind {
-            DefKind::Envelope(e) => Some(e.members.iter().map(|m| m.def.as_str())),
-            _ => None,
-        })
-        .flatten()
-        .collect();
     let unlisted: Vec<_> = module
         .methods
         .iter()
-        .filter(|m| m.kind == MessageKind::Notification && !listed.contains(&m.params.as_str()))
+        .filter(|m| m.kind == MessageKind::Notification && !m.in_envelope)
         .map(|m| ident(&m.params))
         .collect();
     quote! {
