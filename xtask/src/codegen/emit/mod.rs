@@ -6,20 +6,18 @@ pub mod registry;
 mod structs;
 mod unions;
 
+use std::collections::BTreeSet;
+
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::ir::{Def, DefKind, IntKind, Module, Ty};
+use super::ir::{Def, DefKind, IntKind, Module, Presence, Ty};
 
 /// The tokens of one generated module.
 pub fn module(module: &Module) -> TokenStream {
     let defs: Vec<TokenStream> = module.defs.iter().map(def).collect();
     let methods = methods::tables(module);
-    let body = quote!(#(#defs)* #methods).to_string();
-    let runtime = ["JsonObject", "Meta", "Patch", "UnknownVariant"]
-        .into_iter()
-        .filter(|name| body.contains(name))
-        .map(ident);
+    let runtime = runtime_imports(module).into_iter().map(ident);
     quote! {
         #![allow(clippy::large_enum_variant, clippy::too_many_arguments, clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 
@@ -30,6 +28,54 @@ pub fn module(module: &Module) -> TokenStream {
 
         #methods
     }
+}
+
+/// The `acp_support` types the module names unqualified, read off the IR.
+fn runtime_imports(module: &Module) -> BTreeSet<&'static str> {
+    fn visit(ty: &Ty, used: &mut BTreeSet<&'static str>) {
+        match ty {
+            Ty::Object => {
+                used.insert("JsonObject");
+            }
+            Ty::Meta => {
+                used.insert("Meta");
+            }
+            Ty::Array(inner) | Ty::Map(inner) => visit(inner, used),
+            _ => {}
+        }
+    }
+    let mut used = BTreeSet::new();
+    for def in &module.defs {
+        match &def.kind {
+            DefKind::Struct(s) => {
+                for field in &s.fields {
+                    visit(&field.ty, &mut used);
+                    if structs::holder(field) == Presence::OptionalNullable {
+                        used.insert("Patch");
+                    }
+                }
+                if s.extra_properties {
+                    used.insert("JsonObject");
+                }
+            }
+            DefKind::Newtype(ty) => visit(ty, &mut used),
+            DefKind::Tagged(u) => {
+                if u.fallback.is_some() {
+                    used.insert("UnknownVariant");
+                }
+                if let Some((_, ty)) = &u.untagged {
+                    visit(ty, &mut used);
+                }
+            }
+            DefKind::Untagged(members) => {
+                for ty in members.iter().filter_map(|m| m.ty.as_ref()) {
+                    visit(ty, &mut used);
+                }
+            }
+            DefKind::StrEnum(_) | DefKind::IntEnum(..) | DefKind::Envelope(_) => {}
+        }
+    }
+    used
 }
 
 fn def(def: &Def) -> TokenStream {

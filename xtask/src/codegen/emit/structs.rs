@@ -20,7 +20,7 @@ struct FieldPlan {
 
 /// How a property is held: a `{}` property's `Value` holds `null` itself, so nullability adds
 /// no wrapper there.
-fn holder(field: &Field) -> Presence {
+pub(super) fn holder(field: &Field) -> Presence {
     match (&field.ty, field.presence) {
         (Ty::Any, Presence::RequiredNullable) => Presence::Required,
         (Ty::Any, Presence::OptionalNullable) => Presence::Optional,
