@@ -49,6 +49,35 @@ pub struct Registry {
         fn(method: &str, result: &serde_json::value::RawValue) -> Result<Decoded, String>,
 }
 
+/// Encodes a decoded value into a [`Decoded`].
+pub fn encode<T: serde::Serialize + std::fmt::Debug>(value: &T) -> Result<Decoded, String> {
+    let reencoded = serde_json::to_value(value).map_err(|e| format!("re-encoding failed: {e}"))?;
+    Ok(Decoded {
+        debug: format!("{value:#?}"),
+        reencoded,
+    })
+}
+
+/// Decodes `value` as `T` from its JSON text (the path a real peer's bytes take) and re-encodes it.
+pub fn roundtrip<T>(value: serde_json::Value) -> Result<Decoded, String>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let decoded: T = serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())?;
+    encode(&decoded)
+}
+
+/// One routing attempt: `None` when this table does not know the method, so the next may.
+pub fn routed<T: serde::Serialize + std::fmt::Debug>(
+    result: Result<T, acp_support::MethodDecodeError>,
+) -> Option<Result<Decoded, String>> {
+    match result {
+        Ok(value) => Some(encode(&value)),
+        Err(acp_support::MethodDecodeError::UnknownMethod { .. }) => None,
+        Err(err) => Some(Err(err.to_string())),
+    }
+}
+
 /// The workspace root (the directory holding `schema/`, `fixtures/` and `crates/`).
 pub fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

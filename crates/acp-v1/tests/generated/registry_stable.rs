@@ -2,8 +2,7 @@
 // Source: schema/v1/schema.json (fnv1a-64 a93d078ea9bcb8ab)
 
 #![allow(dead_code)]
-use ::acp_support::MethodDecodeError;
-use ::acp_testkit::{Decoded, Registry};
+use ::acp_testkit::{roundtrip, routed, Decoded, Registry};
 use ::serde_json::value::RawValue;
 use acp_v1 as m;
 /// Every decodable `$defs` type of the schema.
@@ -190,23 +189,6 @@ pub const REGISTRY: Registry = Registry {
     decode_notification,
     decode_response,
 };
-fn encode<T: ::serde::Serialize + ::std::fmt::Debug>(
-    value: &T,
-) -> Result<Decoded, String> {
-    let reencoded = ::serde_json::to_value(value)
-        .map_err(|e| format!("re-encoding failed: {e}"))?;
-    Ok(Decoded {
-        debug: format!("{value:#?}"),
-        reencoded,
-    })
-}
-fn roundtrip<T: ::serde::de::DeserializeOwned + ::serde::Serialize + ::std::fmt::Debug>(
-    value: ::serde_json::Value,
-) -> Result<Decoded, String> {
-    let text = value.to_string();
-    let decoded: T = ::serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    encode(&decoded)
-}
 fn decode_type(
     name: &str,
     value: ::serde_json::Value,
@@ -432,15 +414,6 @@ fn decode_type(
             _ => return None,
         },
     )
-}
-fn routed<T: ::serde::Serialize + ::std::fmt::Debug>(
-    result: Result<T, MethodDecodeError>,
-) -> Option<Result<Decoded, String>> {
-    match result {
-        Ok(value) => Some(encode(&value)),
-        Err(MethodDecodeError::UnknownMethod { .. }) => None,
-        Err(err) => Some(Err(err.to_string())),
-    }
 }
 fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
     None.or_else(|| routed(m::AgentRequest::from_method_and_params(method, params)))

@@ -41,8 +41,7 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
     quote! {
         #![allow(dead_code)]
 
-        use ::acp_support::MethodDecodeError;
-        use ::acp_testkit::{Decoded, Registry};
+        use ::acp_testkit::{roundtrip, routed, Decoded, Registry};
         use ::serde_json::value::RawValue;
         use #path as m;
 
@@ -59,30 +58,11 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
             decode_response,
         };
 
-        fn encode<T: ::serde::Serialize + ::std::fmt::Debug>(value: &T) -> Result<Decoded, String> {
-            let reencoded = ::serde_json::to_value(value).map_err(|e| format!("re-encoding failed: {e}"))?;
-            Ok(Decoded { debug: format!("{value:#?}"), reencoded })
-        }
-
-        fn roundtrip<T: ::serde::de::DeserializeOwned + ::serde::Serialize + ::std::fmt::Debug>(value: ::serde_json::Value) -> Result<Decoded, String> {
-            let text = value.to_string();
-            let decoded: T = ::serde_json::from_str(&text).map_err(|e| e.to_string())?;
-            encode(&decoded)
-        }
-
         fn decode_type(name: &str, value: ::serde_json::Value) -> Option<Result<Decoded, String>> {
             Some(match name {
                 #(#types => roundtrip::<m::#type_idents>(value),)*
                 _ => return None,
             })
-        }
-
-        fn routed<T: ::serde::Serialize + ::std::fmt::Debug>(result: Result<T, MethodDecodeError>) -> Option<Result<Decoded, String>> {
-            match result {
-                Ok(value) => Some(encode(&value)),
-                Err(MethodDecodeError::UnknownMethod { .. }) => None,
-                Err(err) => Some(Err(err.to_string())),
-            }
         }
 
         fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
