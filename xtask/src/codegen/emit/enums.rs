@@ -4,16 +4,34 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{docs, ident, int_type};
-use crate::codegen::ir::{ConstEnum, Def, IntKind};
+use crate::codegen::ir::{ConstEnum, ConstVariant, Def, IntKind};
+
+/// One variant per known constant, documented; `rename` adds serde's wire name (closed enums
+/// derive their serde impls, open ones write them by hand).
+fn const_variants<V: std::fmt::Display>(
+    variants: &[ConstVariant<V>],
+    rename: bool,
+) -> Vec<TokenStream> {
+    variants
+        .iter()
+        .map(|v| {
+            let rust_name = ident(&v.rust_name);
+            let value = v.value.to_string();
+            let d = docs(v.docs.as_deref(), &format!("`{value}`"));
+            let rename = if rename {
+                quote!(#[serde(rename = #value)])
+            } else {
+                quote!()
+            };
+            quote!(#d #rename #rust_name,)
+        })
+        .collect()
+}
 
 /// A string enum. Open: unknown values land in the catch-all with their exact string.
 pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> TokenStream {
     let name = ident(&def.name);
-    let variants = e.variants.iter().map(|v| {
-        let rust_name = ident(&v.rust_name);
-        let d = docs(v.docs.as_deref(), &format!("`{}`", v.value));
-        quote!(#d #rust_name,)
-    });
+    let variants = const_variants(&e.variants, false);
     let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
     let values: Vec<_> = e.variants.iter().map(|v| v.value.as_str()).collect();
     let common = quote! {
@@ -40,12 +58,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
             }
         }
     };
-    let closed_variants = e.variants.iter().map(|v| {
-        let rust_name = ident(&v.rust_name);
-        let value = &v.value;
-        let d = docs(v.docs.as_deref(), &format!("`{value}`"));
-        quote!(#d #[serde(rename = #value)] #rust_name,)
-    });
+    let closed_variants = const_variants(&e.variants, true);
     let Some(other) = &e.other else {
         return quote! {
             #type_docs
@@ -152,11 +165,7 @@ pub fn int_enum(
 ) -> TokenStream {
     let name = ident(&def.name);
     let int = int_type(kind);
-    let variants = e.variants.iter().map(|v| {
-        let rust_name = ident(&v.rust_name);
-        let d = docs(v.docs.as_deref(), &format!("`{}`", v.value));
-        quote!(#d #rust_name,)
-    });
+    let variants = const_variants(&e.variants, false);
     let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
     let values: Vec<_> = e
         .variants
