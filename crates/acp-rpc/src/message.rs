@@ -1,0 +1,278 @@
+//! The raw JSON-RPC 2.0 message layer: what one line holds, parsed without touching params.
+//!
+//! Params and results stay [`RawValue`]s until a handler asks for their typed form, so routing a
+//! message costs one scan of the line and no second parse.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::error::RpcError;
+use crate::id::RequestId;
+
+/// A request: expects a response with the same id.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The id, as the sender wrote it.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params, unparsed.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, unparsed.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response: a result or an error for the request with this id.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request answered; `None` only for an error about a message whose id could
+    /// not be read (`"id": null` on the wire).
+    pub id: Option<RequestId>,
+    /// The result, unparsed, or the error.
+    pub outcome: Result<Box<RawValue>, RpcError>,
+}
+
+/// One JSON-RPC message.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+/// A batch entry (or whole line) that is not a valid message: the error to answer with, and the
+/// id to answer to when one could be read.
+#[derive(Debug, Clone)]
+pub struct Invalid {
+    /// The id of the offending request, if readable.
+    pub id: Option<RequestId>,
+    /// Why it is invalid (`-32600`).
+    pub error: RpcError,
+}
+
+/// One message or the reason it is invalid.
+pub type Entry = Result<Message, Invalid>;
+
+/// What one line holds.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A single message.
+    Single(Entry),
+    /// A batch array (possibly empty).
+    Batch(Vec<Entry>),
+}
+
+/// Parses one line. Invalid UTF-8 and invalid JSON are a `-32700` error; a well-formed line that
+/// is not a valid message gives an [`Invalid`] entry.
+pub fn parse(line: &[u8]) -> Result<Incoming, RpcError> {
+    let text = std::str::from_utf8(line).map_err(|e| RpcError::parse_error(format!("invalid UTF-8: {e}")))?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(RpcError::parse_error)?;
+        return Ok(Incoming::Batch(items.into_iter().map(|item| entry(item.get())).collect()));
+    }
+    // Validate the whole line as JSON first, so a syntax error is -32700, not -32600.
+    let raw: &RawValue = serde_json::from_str(text).map_err(RpcError::parse_error)?;
+    Ok(Incoming::Single(entry(raw.get())))
+}
+
+#[derive(Deserialize)]
+struct Wire<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Keeps a present member even when it is `null` (plain `Option` would fold it into absent).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn is_null(raw: &RawValue) -> bool {
+    raw.get() == "null"
+}
+
+fn entry(text: &str) -> Entry {
+    let wire: Wire = match serde_json::from_str(text) {
+        Ok(wire) => wire,
+        Err(_) => {
+            return Err(Invalid {
+                id: None,
+                error: RpcError::invalid_request("a message must be a JSON object"),
+            })
+        }
+    };
+    let id = match wire.id {
+        None => None,
+        Some(raw) if is_null(raw) => None,
+        Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                return Err(Invalid {
+                    id: None,
+                    error: RpcError::invalid_request("`id` must be an integer or a string"),
+                })
+            }
+        },
+    };
+    let invalid = |message: &str| Invalid {
+        id: id.clone(),
+        error: RpcError::invalid_request(message),
+    };
+    if wire.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return Err(invalid("`jsonrpc` must be \"2.0\""));
+    }
+    let params = match wire.params {
+        Some(raw) if is_null(raw) => None,
+        Some(raw) if raw.get().starts_with(['{', '[']) => Some(raw.to_owned()),
+        Some(_) => return Err(invalid("`params` must be an object or an array")),
+        None => None,
+    };
+    if let Some(method) = wire.method {
+        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+            return Err(invalid("`method` must be a string"));
+        };
+        if wire.result.is_some() || wire.error.is_some() {
+            return Err(invalid("a request cannot carry `result` or `error`"));
+        }
+        return match (wire.id, id.clone()) {
+            (None, _) => Ok(Message::Notification(Notification { method, params })),
+            (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+            (Some(_), None) => Err(invalid("a request `id` must not be null")),
+        };
+    }
+    match (wire.result, wire.error) {
+        (Some(result), None) => match id {
+            Some(id) => Ok(Message::Response(Response {
+                id: Some(id),
+                outcome: Ok(result.to_owned()),
+            })),
+            None => Err(invalid("a result needs the `id` of its request")),
+        },
+        (None, Some(error)) => match serde_json::from_str::<RpcError>(error.get()) {
+            Ok(error) if wire.id.is_some() => Ok(Message::Response(Response { id, outcome: Err(error) })),
+            Ok(_) => Err(invalid("an error response needs an `id` (null if unknown)")),
+            Err(_) => Err(invalid("`error` must be an object with `code` and `message`")),
+        },
+        (Some(_), Some(_)) => Err(invalid("a response cannot carry both `result` and `error`")),
+        (None, None) => Err(invalid("neither a request, a notification nor a response")),
+    }
+}
+
+#[derive(Serialize)]
+struct Out<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Option<&'a RequestId>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a RpcError>,
+}
+
+impl Message {
+    /// The message as one JSON value (no trailing newline).
+    pub fn to_json(&self) -> String {
+        let out = match self {
+            Message::Request(r) => Out {
+                jsonrpc: "2.0",
+                id: Some(Some(&r.id)),
+                method: Some(&r.method),
+                params: r.params.as_deref(),
+                result: None,
+                error: None,
+            },
+            Message::Notification(n) => Out {
+                jsonrpc: "2.0",
+                id: None,
+                method: Some(&n.method),
+                params: n.params.as_deref(),
+                result: None,
+                error: None,
+            },
+            Message::Response(r) => Out {
+                jsonrpc: "2.0",
+                id: Some(r.id.as_ref()),
+                method: None,
+                params: None,
+                result: r.outcome.as_ref().ok().map(|b| &**b),
+                error: r.outcome.as_ref().err(),
+            },
+        };
+        // Every member is a string, an id, raw JSON or an error object: encoding cannot fail.
+        serde_json::to_string(&out).unwrap_or_else(|e| {
+            format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"encoding failed: {e}"}}}}"#)
+        })
+    }
+}
+
+/// An error response to `id` (or `null`).
+pub fn error_response(id: Option<RequestId>, error: RpcError) -> Message {
+    Message::Response(Response { id, outcome: Err(error) })
+}
+
+/// Turns a serialisable value into raw JSON.
+pub fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+/// The whole value of a raw payload, parsed (for tests and diagnostics).
+pub fn raw_to_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(line: &str) -> Entry {
+        match parse(line.as_bytes()).expect("parses") {
+            Incoming::Single(entry) => entry,
+            Incoming::Batch(_) => panic!("not a batch"),
+        }
+    }
+
+    #[test]
+    fn classifies_messages() {
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#), Ok(Message::Request(_))));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","method":"m","params":{}}"#), Ok(Message::Notification(_))));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Ok(Message::Response(_))));
+        let err = single(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#).expect_err("null id");
+        assert_eq!(err.error.code, -32600);
+        let err = single(r#"{"jsonrpc":"1.0","id":7,"method":"m"}"#).expect_err("version");
+        assert_eq!(err.id, Some(RequestId::Number(7)));
+        assert_eq!(parse(b"{not json").expect_err("syntax").code, -32700);
+        assert_eq!(parse(b"{\"a\":\"\xff\"}").expect_err("utf8").code, -32700);
+    }
+
+    #[test]
+    fn params_stay_raw_and_round_trip() {
+        let line = r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"m","params":{"b":1,"a":[2]}}"#;
+        let message = single(line).expect("valid");
+        assert_eq!(message.to_json(), line);
+    }
+}
