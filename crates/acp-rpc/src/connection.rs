@@ -63,6 +63,9 @@ pub struct ConnectionOptions {
     pub batches: BatchPolicy,
     /// A timeout for outgoing requests that set none themselves.
     pub request_timeout: Option<Duration>,
+    /// How long a cancelled incoming request's handler may take to answer with its own result
+    /// before it is aborted and the request answered `-32800`.
+    pub cancel_grace: Duration,
 }
 
 impl Default for ConnectionOptions {
@@ -73,6 +76,7 @@ impl Default for ConnectionOptions {
             max_concurrent_requests: 256,
             batches: BatchPolicy::Accept,
             request_timeout: None,
+            cancel_grace: Duration::from_millis(250),
         }
     }
 }
@@ -109,7 +113,9 @@ pub(crate) struct Shared {
 /// Locks a map, recovering it if a panicking thread poisoned the lock (the maps hold no
 /// invariants a panic could break halfway).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A handle to a running connection; cheap to clone.
@@ -130,7 +136,12 @@ impl Connection {
     /// Starts a connection over a reader and a writer (stdio, pipes, sockets, an in-memory
     /// duplex), serving the peer with `handler`. Returns the handle and the task that runs it,
     /// which ends when the peer hangs up or [`Connection::close`] is called.
-    pub fn spawn<R, W, H>(reader: R, writer: W, handler: H, options: ConnectionOptions) -> (Self, JoinHandle<()>)
+    pub fn spawn<R, W, H>(
+        reader: R,
+        writer: W,
+        handler: H,
+        options: ConnectionOptions,
+    ) -> (Self, JoinHandle<()>)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -147,7 +158,13 @@ impl Connection {
             next_id: AtomicI64::new(0),
         });
         let connection = Connection { shared };
-        let task = driver::start(connection.clone(), reader, writer, outgoing_rx, Arc::new(handler));
+        let task = driver::start(
+            connection.clone(),
+            reader,
+            writer,
+            outgoing_rx,
+            Arc::new(handler),
+        );
         (connection, task)
     }
 
@@ -181,7 +198,11 @@ impl Connection {
     }
 
     /// Sends a notification with raw params.
-    pub async fn notify_raw(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), Error> {
+    pub async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), Error> {
         let message = Message::Notification(Notification {
             method: method.to_owned(),
             params,
@@ -205,7 +226,9 @@ impl Connection {
         params: &R,
         options: RequestOptions,
     ) -> Result<R::Response, Error> {
-        let raw = self.request_raw(R::METHOD, Some(encode(params)?), options).await?;
+        let raw = self
+            .request_raw(R::METHOD, Some(encode(params)?), options)
+            .await?;
         decode(&raw)
     }
 
@@ -229,7 +252,9 @@ impl Connection {
         .to_json();
         async move {
             self.send_line(line).await?;
-            in_flight.wait(options, self.shared.options.request_timeout).await
+            in_flight
+                .wait(options, self.shared.options.request_timeout)
+                .await
         }
         .instrument(span)
         .await
@@ -256,27 +281,56 @@ impl Connection {
     /// Sends several requests and notifications as one JSON-RPC batch and waits for every
     /// answer. Lifecycle methods ([`LIFECYCLE_METHODS`]) are refused: they must not be batched.
     /// Returns one entry per item: `Some` answer for requests, `None` for notifications.
-    pub async fn send_batch(&self, items: Vec<BatchItem>) -> Result<Vec<Option<Result<Box<RawValue>, Error>>>, Error> {
-        if let Some(item) = items.iter().find(|i| LIFECYCLE_METHODS.contains(&i.method.as_str())) {
-            return Err(Error::Usage(format!("`{}` changes which later messages are valid and must not be batched", item.method)));
+    pub async fn send_batch(
+        &self,
+        items: Vec<BatchItem>,
+    ) -> Result<Vec<Option<Result<Box<RawValue>, Error>>>, Error> {
+        if let Some(item) = items
+            .iter()
+            .find(|i| LIFECYCLE_METHODS.contains(&i.method.as_str()))
+        {
+            return Err(Error::Usage(format!(
+                "`{}` changes which later messages are valid and must not be batched",
+                item.method
+            )));
         }
         let mut lines = Vec::with_capacity(items.len());
         let mut waiting = Vec::with_capacity(items.len());
         for item in items {
             if item.notification {
-                lines.push(Message::Notification(Notification { method: item.method, params: item.params }).to_json());
+                lines.push(
+                    Message::Notification(Notification {
+                        method: item.method,
+                        params: item.params,
+                    })
+                    .to_json(),
+                );
                 waiting.push(None);
             } else {
                 let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
                 waiting.push(Some(self.register(id.clone())?));
-                lines.push(Message::Request(Request { id, method: item.method, params: item.params }).to_json());
+                lines.push(
+                    Message::Request(Request {
+                        id,
+                        method: item.method,
+                        params: item.params,
+                    })
+                    .to_json(),
+                );
             }
         }
         self.send_line(format!("[{}]", lines.join(","))).await?;
         let mut answers = Vec::with_capacity(waiting.len());
         for in_flight in waiting {
             answers.push(match in_flight {
-                Some(in_flight) => Some(in_flight.wait(RequestOptions::default(), self.shared.options.request_timeout).await),
+                Some(in_flight) => Some(
+                    in_flight
+                        .wait(
+                            RequestOptions::default(),
+                            self.shared.options.request_timeout,
+                        )
+                        .await,
+                ),
                 None => None,
             });
         }
@@ -295,12 +349,20 @@ pub struct BatchItem {
 impl BatchItem {
     /// A request in the batch.
     pub fn request(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
-        Self { method: method.into(), params, notification: false }
+        Self {
+            method: method.into(),
+            params,
+            notification: false,
+        }
     }
 
     /// A notification in the batch.
     pub fn notification(method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
-        Self { method: method.into(), params, notification: true }
+        Self {
+            method: method.into(),
+            params,
+            notification: true,
+        }
     }
 }
 
@@ -314,7 +376,11 @@ struct InFlight {
 }
 
 impl InFlight {
-    async fn wait(mut self, options: RequestOptions, default_timeout: Option<Duration>) -> Result<Box<RawValue>, Error> {
+    async fn wait(
+        mut self,
+        options: RequestOptions,
+        default_timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, Error> {
         let timeout = options.timeout.or(default_timeout);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let cancellation = options.cancellation.unwrap_or_default();
@@ -354,7 +420,9 @@ impl InFlight {
         })
         .to_json();
         let outgoing = self.connection.shared.outgoing.clone();
-        if let Err(mpsc::error::TrySendError::Full(message)) = outgoing.try_send(Outgoing::Line(line)) {
+        if let Err(mpsc::error::TrySendError::Full(message)) =
+            outgoing.try_send(Outgoing::Line(line))
+        {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {
                     let _ = outgoing.send(message).await;

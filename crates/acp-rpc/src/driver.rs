@@ -9,12 +9,16 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::connection::{lock, BatchPolicy, Connection, Outgoing, CANCEL_REQUEST, LIFECYCLE_METHODS};
+use crate::connection::{
+    lock, BatchPolicy, Connection, Outgoing, CANCEL_REQUEST, LIFECYCLE_METHODS,
+};
 use crate::error::{Error, RpcError};
 use crate::framing::{write_line, Frame, FrameReader};
 use crate::handler::{Handler, RequestContext};
 use crate::id::RequestId;
-use crate::message::{self, error_response, Entry, Incoming, Message, Notification, Request, Response};
+use crate::message::{
+    self, error_response, Entry, Incoming, Message, Notification, Request, Response,
+};
 
 /// Where the answer to an incoming request goes.
 enum Reply {
@@ -43,9 +47,12 @@ where
     H: Handler,
 {
     let span = tracing::info_span!("acp_rpc.connection");
-    let writer_task = tokio::spawn(write_loop(connection.clone(), writer, outgoing).instrument(span.clone()));
+    let writer_task =
+        tokio::spawn(write_loop(connection.clone(), writer, outgoing).instrument(span.clone()));
     let (ordered_tx, ordered_rx) = mpsc::channel(connection.shared.options.queue_capacity.max(1));
-    let ordered_task = tokio::spawn(ordered_loop(connection.clone(), ordered_rx, handler.clone()).instrument(span.clone()));
+    let ordered_task = tokio::spawn(
+        ordered_loop(connection.clone(), ordered_rx, handler.clone()).instrument(span.clone()),
+    );
     tokio::spawn(
         async move {
             read_loop(&connection, reader, handler, ordered_tx).await;
@@ -60,7 +67,11 @@ where
     )
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(connection: Connection, mut writer: W, mut outgoing: mpsc::Receiver<Outgoing>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    connection: Connection,
+    mut writer: W,
+    mut outgoing: mpsc::Receiver<Outgoing>,
+) {
     while let Some(item) = outgoing.recv().await {
         match item {
             Outgoing::Line(line) => {
@@ -118,7 +129,9 @@ async fn read_loop<R: AsyncRead + Unpin, H: Handler>(
         };
         match message::parse(&line) {
             Err(error) => send(connection, error_response(None, error)).await,
-            Ok(Incoming::Single(entry)) => dispatch(connection, &handler, &ordered, entry, Reply::Direct).await,
+            Ok(Incoming::Single(entry)) => {
+                dispatch(connection, &handler, &ordered, entry, Reply::Direct).await
+            }
             Ok(Incoming::Batch(entries)) => batch(connection, &handler, &ordered, entries).await,
         }
     }
@@ -129,13 +142,26 @@ async fn send(connection: &Connection, message: Message) {
     let _ = connection.send_line(message.to_json()).await;
 }
 
-async fn batch<H: Handler>(connection: &Connection, handler: &Arc<H>, ordered: &mpsc::Sender<Ordered>, entries: Vec<Entry>) {
+async fn batch<H: Handler>(
+    connection: &Connection,
+    handler: &Arc<H>,
+    ordered: &mpsc::Sender<Ordered>,
+    entries: Vec<Entry>,
+) {
     if connection.shared.options.batches == BatchPolicy::Reject {
-        send(connection, error_response(None, RpcError::invalid_request("batches are not accepted"))).await;
+        send(
+            connection,
+            error_response(None, RpcError::invalid_request("batches are not accepted")),
+        )
+        .await;
         return;
     }
     if entries.is_empty() {
-        send(connection, error_response(None, RpcError::invalid_request("empty batch"))).await;
+        send(
+            connection,
+            error_response(None, RpcError::invalid_request("empty batch")),
+        )
+        .await;
         return;
     }
     let sequential = entries.iter().any(|e| {
@@ -189,7 +215,9 @@ async fn dispatch<H: Handler>(
     match entry {
         Err(invalid) => answer(connection, reply, error_response(invalid.id, invalid.error)).await,
         Ok(Message::Request(request)) => start_request(connection, handler, request, reply).await,
-        Ok(Message::Notification(notification)) if notification.method == CANCEL_REQUEST => cancel_incoming(connection, &notification),
+        Ok(Message::Notification(notification)) if notification.method == CANCEL_REQUEST => {
+            cancel_incoming(connection, &notification)
+        }
         Ok(Message::Notification(notification)) => {
             let _ = ordered.send(Ordered::Notification(notification)).await;
         }
@@ -228,7 +256,12 @@ fn cancel_incoming(connection: &Connection, notification: &Notification) {
     }
 }
 
-async fn start_request<H: Handler>(connection: &Connection, handler: &Arc<H>, request: Request, reply: Reply) {
+async fn start_request<H: Handler>(
+    connection: &Connection,
+    handler: &Arc<H>,
+    request: Request,
+    reply: Reply,
+) {
     let shared = &connection.shared;
     // Bounded concurrency: when every slot is busy the reader waits here.
     let Ok(permit) = shared.request_slots.clone().acquire_owned().await else {
@@ -254,6 +287,7 @@ async fn start_request<H: Handler>(connection: &Connection, handler: &Arc<H>, re
         cancellation: cancellation.clone(),
         connection: connection.clone(),
     };
+    let grace = shared.options.cancel_grace;
     let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method);
     let handler = handler.clone();
     let connection = connection.clone();
@@ -262,31 +296,55 @@ async fn start_request<H: Handler>(connection: &Connection, handler: &Arc<H>, re
             let mut work = tokio::spawn(async move { handler.handle_request(request, cx).await });
             let outcome = tokio::select! {
                 biased;
-                joined = &mut work => match joined {
-                    Ok(outcome) => outcome,
-                    Err(err) if err.is_panic() => Err(RpcError::internal_error("the handler panicked")),
-                    Err(_) => Err(RpcError::request_cancelled()),
-                },
+                joined = &mut work => handler_outcome(joined),
                 () = cancellation.cancelled() => {
-                    work.abort();
-                    Err(RpcError::request_cancelled())
+                    // The handler sees its token fire and may still answer with the method's own
+                    // cancellation result; one that does not within the grace is aborted.
+                    match tokio::time::timeout(grace, &mut work).await {
+                        Ok(joined) => handler_outcome(joined),
+                        Err(_) => {
+                            work.abort();
+                            Err(RpcError::request_cancelled())
+                        }
+                    }
                 }
             };
             lock(&connection.shared.incoming).remove(&id);
             drop(permit);
-            let message = Message::Response(Response { id: Some(id), outcome });
+            let message = Message::Response(Response {
+                id: Some(id),
+                outcome,
+            });
             answer(&connection, reply, message).await;
         }
         .instrument(span),
     );
 }
 
-async fn ordered_loop<H: Handler>(connection: Connection, mut queue: mpsc::Receiver<Ordered>, handler: Arc<H>) {
+fn handler_outcome(
+    joined: Result<Result<Box<serde_json::value::RawValue>, RpcError>, tokio::task::JoinError>,
+) -> Result<Box<serde_json::value::RawValue>, RpcError> {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(err) if err.is_panic() => Err(RpcError::internal_error("the handler panicked")),
+        Err(_) => Err(RpcError::request_cancelled()),
+    }
+}
+
+async fn ordered_loop<H: Handler>(
+    connection: Connection,
+    mut queue: mpsc::Receiver<Ordered>,
+    handler: Arc<H>,
+) {
     while let Some(item) = queue.recv().await {
         match item {
             Ordered::Notification(notification) => {
-                let span = tracing::debug_span!("acp_rpc.notification", method = %notification.method);
-                handler.handle_notification(notification, &connection).instrument(span).await;
+                let span =
+                    tracing::debug_span!("acp_rpc.notification", method = %notification.method);
+                handler
+                    .handle_notification(notification, &connection)
+                    .instrument(span)
+                    .await;
             }
             Ordered::Response(response) => {
                 let Some(id) = response.id else {

@@ -72,7 +72,10 @@ impl RpcError {
 
     /// `-32601`: no such method.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(codes::METHOD_NOT_FOUND, format!("Method not found: `{method}`"))
+        Self::new(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: `{method}`"),
+        )
     }
 
     /// `-32602`: params that do not decode; the detail names the field.
@@ -97,9 +100,7 @@ impl RpcError {
 
     /// The data decoded as `T` (e.g. `acp_v2::UnsupportedProtocolVersionErrorData`).
     pub fn data_as<T: DeserializeOwned>(&self) -> Option<T> {
-        self.data
-            .as_ref()
-            .and_then(|d| T::deserialize(d).ok())
+        self.data.as_ref().and_then(|d| T::deserialize(d).ok())
     }
 }
 
@@ -110,8 +111,8 @@ impl From<acp_support::MethodDecodeError> for RpcError {
             acp_support::MethodDecodeError::UnknownMethod { method } => {
                 RpcError::method_not_found(method)
             }
-            acp_support::MethodDecodeError::InvalidParams { source, .. } => {
-                RpcError::invalid_params(source)
+            acp_support::MethodDecodeError::InvalidParams { path, source, .. } => {
+                RpcError::invalid_params(format!("at `{path}`: {source}"))
             }
         }
     }
@@ -174,9 +175,15 @@ mod tests {
             (codes::INVALID_PARAMS, ErrorCode::InvalidParams),
             (codes::INTERNAL_ERROR, ErrorCode::InternalError),
             (codes::REQUEST_CANCELLED, ErrorCode::RequestCancelled),
-            (codes::AUTHENTICATION_REQUIRED, ErrorCode::AuthenticationRequired),
+            (
+                codes::AUTHENTICATION_REQUIRED,
+                ErrorCode::AuthenticationRequired,
+            ),
             (codes::RESOURCE_NOT_FOUND, ErrorCode::ResourceNotFound),
-            (codes::UNSUPPORTED_PROTOCOL_VERSION, ErrorCode::UnsupportedProtocolVersion),
+            (
+                codes::UNSUPPORTED_PROTOCOL_VERSION,
+                ErrorCode::UnsupportedProtocolVersion,
+            ),
         ] {
             assert_eq!(ErrorCode::from(code), known);
         }

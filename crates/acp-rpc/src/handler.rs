@@ -51,7 +51,10 @@ impl RequestContext {
     }
 
     /// Fires when the peer sends `$/cancel_request` for this request or the connection closes.
-    /// The request is then answered `-32800` unless the handler has already produced its answer.
+    /// The handler may then answer with the method's own cancellation result (for example a
+    /// `cancelled` permission outcome); if it has not answered within
+    /// [`ConnectionOptions::cancel_grace`](crate::ConnectionOptions::cancel_grace) it is aborted
+    /// and the request answered `-32800`.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
     }
@@ -64,7 +67,8 @@ impl RequestContext {
 
 /// Decodes params into `T`; a mismatch is `-32602` naming the field. Missing params decode as `{}`.
 pub fn params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, RpcError> {
-    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(RpcError::invalid_params)
+    acp_support::method::decode_json(params.map_or("{}", RawValue::get))
+        .map_err(|(path, err)| RpcError::invalid_params(format!("at `{path}`: {err}")))
 }
 
 /// Encodes a handler's result.

@@ -92,7 +92,10 @@ mod tests {
         let one_str: RequestId = serde_json::from_str("\"1\"").expect("string");
         assert_ne!(one, one_str);
         let big: RequestId = serde_json::from_str("9007199254740993").expect("big");
-        assert_eq!(serde_json::to_string(&big).expect("encodes"), "9007199254740993");
+        assert_eq!(
+            serde_json::to_string(&big).expect("encodes"),
+            "9007199254740993"
+        );
         assert!(serde_json::from_str::<RequestId>("null").is_err());
         assert!(serde_json::from_str::<RequestId>("1.5").is_err());
     }

@@ -20,7 +20,8 @@ pub mod negotiate;
 pub mod process;
 
 pub use connection::{
-    BatchItem, BatchPolicy, Connection, ConnectionOptions, RequestOptions, CANCEL_REQUEST, LIFECYCLE_METHODS,
+    BatchItem, BatchPolicy, Connection, ConnectionOptions, RequestOptions, CANCEL_REQUEST,
+    LIFECYCLE_METHODS,
 };
 pub use error::{codes, Error, RpcError};
 pub use handler::{params, result, Handler, RequestContext};

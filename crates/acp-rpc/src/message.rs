@@ -61,8 +61,8 @@ pub struct Invalid {
     pub error: RpcError,
 }
 
-/// One message or the reason it is invalid.
-pub type Entry = Result<Message, Invalid>;
+/// One message or the reason it is invalid (boxed: invalid entries are the rare path).
+pub type Entry = Result<Message, Box<Invalid>>;
 
 /// What one line holds.
 #[derive(Debug)]
@@ -76,11 +76,14 @@ pub enum Incoming {
 /// Parses one line. Invalid UTF-8 and invalid JSON are a `-32700` error; a well-formed line that
 /// is not a valid message gives an [`Invalid`] entry.
 pub fn parse(line: &[u8]) -> Result<Incoming, RpcError> {
-    let text = std::str::from_utf8(line).map_err(|e| RpcError::parse_error(format!("invalid UTF-8: {e}")))?;
+    let text = std::str::from_utf8(line)
+        .map_err(|e| RpcError::parse_error(format!("invalid UTF-8: {e}")))?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(text).map_err(RpcError::parse_error)?;
-        return Ok(Incoming::Batch(items.into_iter().map(|item| entry(item.get())).collect()));
+        return Ok(Incoming::Batch(
+            items.into_iter().map(|item| entry(item.get())).collect(),
+        ));
     }
     // Validate the whole line as JSON first, so a syntax error is -32700, not -32600.
     let raw: &RawValue = serde_json::from_str(text).map_err(RpcError::parse_error)?;
@@ -116,10 +119,10 @@ fn entry(text: &str) -> Entry {
     let wire: Wire = match serde_json::from_str(text) {
         Ok(wire) => wire,
         Err(_) => {
-            return Err(Invalid {
+            return Err(Box::new(Invalid {
                 id: None,
                 error: RpcError::invalid_request("a message must be a JSON object"),
-            })
+            }))
         }
     };
     let id = match wire.id {
@@ -128,16 +131,18 @@ fn entry(text: &str) -> Entry {
         Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
             Ok(id) => Some(id),
             Err(_) => {
-                return Err(Invalid {
+                return Err(Box::new(Invalid {
                     id: None,
                     error: RpcError::invalid_request("`id` must be an integer or a string"),
-                })
+                }))
             }
         },
     };
-    let invalid = |message: &str| Invalid {
-        id: id.clone(),
-        error: RpcError::invalid_request(message),
+    let invalid = |message: &str| {
+        Box::new(Invalid {
+            id: id.clone(),
+            error: RpcError::invalid_request(message),
+        })
     };
     if wire.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
@@ -170,9 +175,14 @@ fn entry(text: &str) -> Entry {
             None => Err(invalid("a result needs the `id` of its request")),
         },
         (None, Some(error)) => match serde_json::from_str::<RpcError>(error.get()) {
-            Ok(error) if wire.id.is_some() => Ok(Message::Response(Response { id, outcome: Err(error) })),
+            Ok(error) if wire.id.is_some() => Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            })),
             Ok(_) => Err(invalid("an error response needs an `id` (null if unknown)")),
-            Err(_) => Err(invalid("`error` must be an object with `code` and `message`")),
+            Err(_) => Err(invalid(
+                "`error` must be an object with `code` and `message`",
+            )),
         },
         (Some(_), Some(_)) => Err(invalid("a response cannot carry both `result` and `error`")),
         (None, None) => Err(invalid("neither a request, a notification nor a response")),
@@ -232,7 +242,10 @@ impl Message {
 
 /// An error response to `id` (or `null`).
 pub fn error_response(id: Option<RequestId>, error: RpcError) -> Message {
-    Message::Response(Response { id, outcome: Err(error) })
+    Message::Response(Response {
+        id,
+        outcome: Err(error),
+    })
 }
 
 /// Turns a serialisable value into raw JSON.
@@ -258,9 +271,18 @@ mod tests {
 
     #[test]
     fn classifies_messages() {
-        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#), Ok(Message::Request(_))));
-        assert!(matches!(single(r#"{"jsonrpc":"2.0","method":"m","params":{}}"#), Ok(Message::Notification(_))));
-        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Ok(Message::Response(_))));
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#),
+            Ok(Message::Request(_))
+        ));
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","method":"m","params":{}}"#),
+            Ok(Message::Notification(_))
+        ));
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
+            Ok(Message::Response(_))
+        ));
         let err = single(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#).expect_err("null id");
         assert_eq!(err.error.code, -32600);
         let err = single(r#"{"jsonrpc":"1.0","id":7,"method":"m"}"#).expect_err("version");
@@ -271,7 +293,8 @@ mod tests {
 
     #[test]
     fn params_stay_raw_and_round_trip() {
-        let line = r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"m","params":{"b":1,"a":[2]}}"#;
+        let line =
+            r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"m","params":{"b":1,"a":[2]}}"#;
         let message = single(line).expect("valid");
         assert_eq!(message.to_json(), line);
     }

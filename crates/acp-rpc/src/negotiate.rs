@@ -53,7 +53,11 @@ impl NegotiatedVersion {
 pub struct Unserved;
 
 impl Handler for Unserved {
-    async fn handle_request(&self, request: Request, _cx: RequestContext) -> Result<Box<RawValue>, RpcError> {
+    async fn handle_request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         Err(RpcError::method_not_found(&request.method))
     }
 
@@ -88,12 +92,20 @@ impl Default for Router {
 impl<V1: Handler, V2: Handler> Router<V1, V2> {
     /// Serves protocol v1 with `handler`.
     pub fn v1<H: Handler>(self, handler: H) -> Router<H, V2> {
-        Router { v1: Some(handler), v2: self.v2, negotiated: self.negotiated }
+        Router {
+            v1: Some(handler),
+            v2: self.v2,
+            negotiated: self.negotiated,
+        }
     }
 
     /// Serves protocol v2 with `handler`.
     pub fn v2<H: Handler>(self, handler: H) -> Router<V1, H> {
-        Router { v1: self.v1, v2: Some(handler), negotiated: self.negotiated }
+        Router {
+            v1: self.v1,
+            v2: Some(handler),
+            negotiated: self.negotiated,
+        }
     }
 
     /// A handle to read the negotiated version from outside the connection.
@@ -118,23 +130,39 @@ impl<V1: Handler, V2: Handler> Router<V1, V2> {
         self.served().into_iter().rev().find(|v| *v <= requested)
     }
 
-    async fn delegate(&self, version: u16, request: Request, cx: RequestContext) -> Result<Box<RawValue>, RpcError> {
+    async fn delegate(
+        &self,
+        version: u16,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         match (version, &self.v1, &self.v2) {
             (1, Some(v1), _) => v1.handle_request(request, cx).await,
             (2, _, Some(v2)) => v2.handle_request(request, cx).await,
-            _ => Err(RpcError::internal_error(format!("protocol version {version} is not served"))),
+            _ => Err(RpcError::internal_error(format!(
+                "protocol version {version} is not served"
+            ))),
         }
     }
 
-    async fn initialize(&self, request: Request, cx: RequestContext) -> Result<Box<RawValue>, RpcError> {
+    async fn initialize(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         if lock(&self.negotiated.0).locked {
-            return Err(RpcError::invalid_request("`initialize` after the first other request"));
+            return Err(RpcError::invalid_request(
+                "`initialize` after the first other request",
+            ));
         }
         let VersionOnly { protocol_version } = params(request.params.as_deref())?;
         let Some(version) = self.select(protocol_version) else {
             let data = acp_v2::UnsupportedProtocolVersionErrorData::new(
                 acp_v2::ProtocolVersion(protocol_version),
-                self.served().into_iter().map(acp_v2::ProtocolVersion).collect::<Vec<_>>(),
+                self.served()
+                    .into_iter()
+                    .map(acp_v2::ProtocolVersion)
+                    .collect::<Vec<_>>(),
             );
             return Err(RpcError::new(
                 codes::UNSUPPORTED_PROTOCOL_VERSION,
@@ -150,7 +178,11 @@ impl<V1: Handler, V2: Handler> Router<V1, V2> {
 }
 
 impl<V1: Handler, V2: Handler> Handler for Router<V1, V2> {
-    async fn handle_request(&self, request: Request, cx: RequestContext) -> Result<Box<RawValue>, RpcError> {
+    async fn handle_request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         if request.method == acp_v2::methods::INITIALIZE {
             return self.initialize(request, cx).await;
         }
@@ -174,7 +206,9 @@ impl<V1: Handler, V2: Handler> Handler for Router<V1, V2> {
         match (self.negotiated.get(), &self.v1, &self.v2) {
             (Some(1), Some(v1), _) => v1.handle_notification(notification, connection).await,
             (Some(2), _, Some(v2)) => v2.handle_notification(notification, connection).await,
-            _ => tracing::debug!(method = %notification.method, "ignoring a notification before `initialize`"),
+            _ => {
+                tracing::debug!(method = %notification.method, "ignoring a notification before `initialize`")
+            }
         }
     }
 }
@@ -202,7 +236,10 @@ impl Negotiated {
 /// Client side: sends `initialize` (asking for the version in `request`, normally 2) and decodes
 /// the answer with the surface of the version the agent chose. A version this crate cannot speak
 /// is an error.
-pub async fn initialize(connection: &Connection, request: &acp_v2::InitializeRequest) -> Result<Negotiated, Error> {
+pub async fn initialize(
+    connection: &Connection,
+    request: &acp_v2::InitializeRequest,
+) -> Result<Negotiated, Error> {
     let raw = connection
         .request_raw(
             acp_v2::methods::INITIALIZE,
@@ -210,10 +247,17 @@ pub async fn initialize(connection: &Connection, request: &acp_v2::InitializeReq
             Default::default(),
         )
         .await?;
-    let VersionOnly { protocol_version } = serde_json::from_str(raw.get()).map_err(Error::InvalidResult)?;
+    let VersionOnly { protocol_version } =
+        serde_json::from_str(raw.get()).map_err(Error::InvalidResult)?;
     match protocol_version {
-        1 => serde_json::from_str(raw.get()).map(Negotiated::V1).map_err(Error::InvalidResult),
-        2 => serde_json::from_str(raw.get()).map(Negotiated::V2).map_err(Error::InvalidResult),
-        other => Err(Error::Usage(format!("the agent chose protocol version {other}, which this client cannot speak"))),
+        1 => serde_json::from_str(raw.get())
+            .map(Negotiated::V1)
+            .map_err(Error::InvalidResult),
+        2 => serde_json::from_str(raw.get())
+            .map(Negotiated::V2)
+            .map_err(Error::InvalidResult),
+        other => Err(Error::Usage(format!(
+            "the agent chose protocol version {other}, which this client cannot speak"
+        ))),
     }
 }

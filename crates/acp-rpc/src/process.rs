@@ -13,7 +13,10 @@ use crate::connection::{lock, Connection, ConnectionOptions};
 use crate::handler::Handler;
 
 /// Serves a connection over this process's stdin and stdout (logs belong on stderr).
-pub fn serve_stdio<H: Handler>(handler: H, options: ConnectionOptions) -> (Connection, tokio::task::JoinHandle<()>) {
+pub fn serve_stdio<H: Handler>(
+    handler: H,
+    options: ConnectionOptions,
+) -> (Connection, tokio::task::JoinHandle<()>) {
     Connection::spawn(tokio::io::stdin(), tokio::io::stdout(), handler, options)
 }
 
@@ -39,8 +42,14 @@ pub struct AgentProcess {
 impl AgentProcess {
     /// Starts `command` with piped stdin and stdout; returns the process and the two pipes to
     /// hand to [`Connection::spawn`] (stdout is what to read, stdin what to write).
-    pub fn spawn(mut command: Command, stderr: StderrMode) -> io::Result<(Self, ChildStdout, ChildStdin)> {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+    pub fn spawn(
+        mut command: Command,
+        stderr: StderrMode,
+    ) -> io::Result<(Self, ChildStdout, ChildStdin)> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
         command.stderr(match stderr {
             StderrMode::Inherit => Stdio::inherit(),
             StderrMode::Capture => Stdio::piped(),
@@ -87,12 +96,19 @@ impl AgentProcess {
 
     /// Graceful shutdown: closes the connection (and so the agent's stdin), waits up to `grace`
     /// for the agent to exit, then kills it.
-    pub async fn shutdown(mut self, connection: &Connection, grace: Duration) -> io::Result<ExitStatus> {
+    pub async fn shutdown(
+        mut self,
+        connection: &Connection,
+        grace: Duration,
+    ) -> io::Result<ExitStatus> {
         connection.close().await;
         match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(status) => status,
             Err(_) => {
-                tracing::warn!(?grace, "agent did not exit after its stdin closed; killing it");
+                tracing::warn!(
+                    ?grace,
+                    "agent did not exit after its stdin closed; killing it"
+                );
                 self.child.kill().await?;
                 self.child.wait().await
             }

@@ -28,11 +28,13 @@ pub enum MethodDecodeError {
         method: String,
     },
     /// The method is known but its params (or result) do not match the schema (JSON-RPC `-32602`).
-    #[error("invalid params for `{method}`: {source}")]
+    #[error("invalid params for `{method}` at `{path}`: {source}")]
     InvalidParams {
         /// The method name.
         method: String,
-        /// What serde reported, naming the field.
+        /// Where in the params the mismatch is, e.g. `prompt[0].text` (`.` for the top level).
+        path: String,
+        /// What serde reported.
         #[source]
         source: serde_json::Error,
     },
@@ -53,11 +55,22 @@ pub fn decode<T: DeserializeOwned>(
     method: &str,
     params: Option<&RawValue>,
 ) -> Result<T, MethodDecodeError> {
-    let text = params.map_or("{}", RawValue::get);
-    serde_json::from_str(text).map_err(|source| MethodDecodeError::InvalidParams {
-        method: method.to_owned(),
-        source,
+    decode_json(params.map_or("{}", RawValue::get)).map_err(|(path, source)| {
+        MethodDecodeError::InvalidParams {
+            method: method.to_owned(),
+            path,
+            source,
+        }
     })
+}
+
+/// Decodes JSON text into `T`; an error comes with the path of the offending value.
+pub fn decode_json<T: DeserializeOwned>(text: &str) -> Result<T, (String, serde_json::Error)> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|err| (err.path().to_string(), err.into_inner()))?;
+    deserializer.end().map_err(|err| (".".to_owned(), err))?;
+    Ok(value)
 }
 
 /// A message for an extension method (`_`-prefixed) with its params kept as raw JSON.
