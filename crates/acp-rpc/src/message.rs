@@ -30,6 +30,26 @@ pub struct Notification {
     pub params: Option<Box<RawValue>>,
 }
 
+impl Request {
+    /// Decodes the params with a generated envelope (`acp_v2::ClientRequest`, ...): an unknown
+    /// method is `-32601`, params that do not match are `-32602` naming the field.
+    pub fn route<E: acp_support::method::Routed>(&self) -> Result<E, RpcError> {
+        E::route(&self.method, self.params.as_deref()).map_err(RpcError::from)
+    }
+
+    /// Decodes the params as `T` (`-32602` naming the field on a mismatch).
+    pub fn params_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, RpcError> {
+        crate::handler::params(self.params.as_deref())
+    }
+}
+
+impl Notification {
+    /// Decodes the params with a generated envelope (`acp_v2::AgentNotification`, ...).
+    pub fn route<E: acp_support::method::Routed>(&self) -> Result<E, RpcError> {
+        E::route(&self.method, self.params.as_deref()).map_err(RpcError::from)
+    }
+}
+
 /// A response: a result or an error for the request with this id.
 #[derive(Debug, Clone)]
 pub struct Response {

@@ -18,6 +18,16 @@ pub trait Notification: Serialize + DeserializeOwned {
     const METHOD: &'static str;
 }
 
+/// A generated envelope (`ClientRequest`, `AgentNotification`, `ClientResponse` ...): the
+/// messages one side sends, routed by method. Lets a transport decode raw params without knowing
+/// which envelope it holds.
+pub trait Routed: Sized + Serialize {
+    /// Decodes the params (or, for responses, the result) of `method`.
+    fn route(method: &str, payload: Option<&RawValue>) -> Result<Self, MethodDecodeError>;
+    /// The wire method name.
+    fn method(&self) -> &str;
+}
+
 /// Why a method and its params could not be turned into a typed message.
 #[derive(Debug, thiserror::Error)]
 pub enum MethodDecodeError {

@@ -229,6 +229,17 @@ impl AgentNotification {
         }
     }
 }
+impl ::acp_support::method::Routed for AgentNotification {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        AgentNotification::method(self)
+    }
+}
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -409,6 +420,17 @@ impl AgentRequest {
         }
     }
 }
+impl ::acp_support::method::Routed for AgentRequest {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        AgentRequest::method(self)
+    }
+}
 impl Serialize for AgentRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -545,6 +567,18 @@ impl AgentResponse {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for AgentResponse {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        let null = ::serde_json::value::RawValue::NULL;
+        Self::from_method_and_result(method, payload.unwrap_or(null))
+    }
+    fn method(&self) -> &str {
+        AgentResponse::method(self)
     }
 }
 impl Serialize for AgentResponse {
@@ -1518,6 +1552,17 @@ impl ClientNotification {
         }
     }
 }
+impl ::acp_support::method::Routed for ClientNotification {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ClientNotification::method(self)
+    }
+}
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1731,6 +1776,17 @@ impl ClientRequest {
         }
     }
 }
+impl ::acp_support::method::Routed for ClientRequest {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ClientRequest::method(self)
+    }
+}
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1851,6 +1907,18 @@ impl ClientResponse {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for ClientResponse {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        let null = ::serde_json::value::RawValue::NULL;
+        Self::from_method_and_result(method, payload.unwrap_or(null))
+    }
+    fn method(&self) -> &str {
+        ClientResponse::method(self)
     }
 }
 impl Serialize for ClientResponse {

@@ -330,6 +330,17 @@ impl AgentNotification {
         }
     }
 }
+impl ::acp_support::method::Routed for AgentNotification {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        AgentNotification::method(self)
+    }
+}
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -420,6 +431,17 @@ impl AgentRequest {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for AgentRequest {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        AgentRequest::method(self)
     }
 }
 impl Serialize for AgentRequest {
@@ -616,6 +638,18 @@ impl AgentResponse {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for AgentResponse {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        let null = ::serde_json::value::RawValue::NULL;
+        Self::from_method_and_result(method, payload.unwrap_or(null))
+    }
+    fn method(&self) -> &str {
+        AgentResponse::method(self)
     }
 }
 impl Serialize for AgentResponse {
@@ -2536,6 +2570,17 @@ impl ClientNotification {
         }
     }
 }
+impl ::acp_support::method::Routed for ClientNotification {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ClientNotification::method(self)
+    }
+}
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2877,6 +2922,17 @@ impl ClientRequest {
         }
     }
 }
+impl ::acp_support::method::Routed for ClientRequest {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ClientRequest::method(self)
+    }
+}
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2964,6 +3020,18 @@ impl ClientResponse {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for ClientResponse {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        let null = ::serde_json::value::RawValue::NULL;
+        Self::from_method_and_result(method, payload.unwrap_or(null))
+    }
+    fn method(&self) -> &str {
+        ClientResponse::method(self)
     }
 }
 impl Serialize for ClientResponse {
@@ -9551,6 +9619,17 @@ impl ProxyNotification {
         }
     }
 }
+impl ::acp_support::method::Routed for ProxyNotification {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ProxyNotification::method(self)
+    }
+}
 impl Serialize for ProxyNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -9608,6 +9687,17 @@ impl ProxyRequest {
         }
     }
 }
+impl ::acp_support::method::Routed for ProxyRequest {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        Self::from_method_and_params(method, payload)
+    }
+    fn method(&self) -> &str {
+        ProxyRequest::method(self)
+    }
+}
 impl Serialize for ProxyRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -9658,6 +9748,18 @@ impl ProxyResponse {
                 })
             }
         }
+    }
+}
+impl ::acp_support::method::Routed for ProxyResponse {
+    fn route(
+        method: &str,
+        payload: Option<&::serde_json::value::RawValue>,
+    ) -> Result<Self, ::acp_support::MethodDecodeError> {
+        let null = ::serde_json::value::RawValue::NULL;
+        Self::from_method_and_result(method, payload.unwrap_or(null))
+    }
+    fn method(&self) -> &str {
+        ProxyResponse::method(self)
     }
 }
 impl Serialize for ProxyResponse {

@@ -55,6 +55,13 @@ pub fn envelope(def: &Def, e: &Envelope, type_docs: TokenStream) -> TokenStream 
             " Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.",
         ),
     };
+    let route_body = match e.kind {
+        MessageKind::Response => quote! {
+            let null = ::serde_json::value::RawValue::NULL;
+            Self::from_method_and_result(method, payload.unwrap_or(null))
+        },
+        _ => quote!(Self::from_method_and_params(method, payload)),
+    };
     let bind = match e.kind {
         MessageKind::Response => quote!(let params = Some(result);),
         _ => quote!(),
@@ -83,6 +90,16 @@ pub fn envelope(def: &Def, e: &Envelope, type_docs: TokenStream) -> TokenStream 
                     #ext_arm
                     _ => Err(::acp_support::MethodDecodeError::UnknownMethod { method: method.to_owned() }),
                 }
+            }
+        }
+
+        impl ::acp_support::method::Routed for #name {
+            fn route(method: &str, payload: Option<&::serde_json::value::RawValue>) -> Result<Self, ::acp_support::MethodDecodeError> {
+                #route_body
+            }
+
+            fn method(&self) -> &str {
+                #name::method(self)
             }
         }
 

@@ -1,0 +1,142 @@
+//! Version negotiation: one binary serving v1 and v2, the `-32022` answer, requests before
+//! `initialize`, and a client that learns the version and gets the matching typed surface.
+
+mod support;
+
+use acp_rpc::message::{Notification, Request};
+use acp_rpc::negotiate::{self, Negotiated, Router};
+use acp_rpc::{Connection, ConnectionOptions, Handler, RequestContext, RpcError};
+use serde_json::json;
+use serde_json::value::RawValue;
+use support::{connect, Script};
+
+/// Answers `initialize` as protocol `version` would, and `whoami` with that version.
+struct Versioned(u16);
+
+impl Handler for Versioned {
+    async fn handle_request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        match request.method.as_str() {
+            "initialize" if self.0 == 1 => acp_rpc::result(&acp_v1::InitializeResponse::new(1)),
+            "initialize" => acp_rpc::result(&acp_v2::InitializeResponse::new(
+                2,
+                acp_v2::Implementation::new("test-agent", "0.1.0"),
+            )),
+            "whoami" => acp_rpc::result(&json!({ "version": self.0 })),
+            other => Err(RpcError::method_not_found(other)),
+        }
+    }
+
+    async fn handle_notification(&self, _notification: Notification, _connection: &Connection) {}
+}
+
+fn initialize(id: u32, version: u16) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "info": {"name": "test-client", "version": "1.0"}},
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn the_highest_served_version_at_or_below_the_request_is_chosen() {
+    for (requested, chosen) in [(1, 1), (2, 2), (3, 2), (65535, 2)] {
+        let router = Router::new().v1(Versioned(1)).v2(Versioned(2));
+        let negotiated = router.negotiated();
+        let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+        peer.send(&initialize(0, requested)).await;
+        let answer = peer.recv_json().await;
+        assert_eq!(
+            answer["result"]["protocolVersion"], chosen,
+            "asked {requested}"
+        );
+        assert_eq!(negotiated.get(), Some(chosen));
+        peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#)
+            .await;
+        assert_eq!(peer.recv_json().await["result"]["version"], chosen);
+    }
+}
+
+#[tokio::test]
+async fn no_served_version_at_or_below_is_32022_with_the_schema_data() {
+    let router = Router::new().v2(Versioned(2));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    peer.send(&initialize(0, 1)).await;
+    peer.recv().await;
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#)
+        .await;
+    peer.recv().await;
+    insta::assert_snapshot!(peer.transcript());
+}
+
+#[tokio::test]
+async fn requests_before_initialize_are_rejected_and_notifications_ignored() {
+    let router = Router::new().v1(Versioned(1)).v2(Versioned(2));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    peer.send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#)
+        .await;
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}"#)
+        .await;
+    peer.recv().await;
+    peer.send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#)
+        .await;
+    peer.recv().await;
+    peer.send(&initialize(3, 2)).await;
+    peer.recv().await;
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"whoami"}"#)
+        .await;
+    peer.recv().await;
+    peer.send(&initialize(5, 1)).await;
+    peer.recv().await;
+    insta::assert_snapshot!(peer.transcript());
+}
+
+/// A client and an agent, both `Connection`s, over one in-memory duplex.
+fn client_and_agent<H: Handler>(agent: H) -> Connection {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (agent_read, agent_write) = tokio::io::split(agent_io);
+    let (client_read, client_write) = tokio::io::split(client_io);
+    let _agent = Connection::spawn(agent_read, agent_write, agent, ConnectionOptions::default());
+    let (client, _task) = Connection::spawn(
+        client_read,
+        client_write,
+        Script::default(),
+        ConnectionOptions::default(),
+    );
+    client
+}
+
+#[tokio::test]
+async fn a_client_gets_the_surface_of_the_version_the_agent_chose() {
+    let request =
+        acp_v2::InitializeRequest::new(2, acp_v2::Implementation::new("test-client", "1.0"));
+
+    let client = client_and_agent(Router::new().v1(Versioned(1)).v2(Versioned(2)));
+    let answer = negotiate::initialize(&client, &request)
+        .await
+        .expect("negotiates");
+    assert!(matches!(&answer, Negotiated::V2(response) if response.info.name == "test-agent"));
+
+    let client = client_and_agent(Router::new().v1(Versioned(1)));
+    let answer = negotiate::initialize(&client, &request)
+        .await
+        .expect("negotiates");
+    assert_eq!(answer.version(), 1);
+    assert!(matches!(answer, Negotiated::V1(_)));
+
+    let client = client_and_agent(Router::new().v2(Versioned(2)));
+    let old = acp_v2::InitializeRequest::new(1, acp_v2::Implementation::new("old-client", "0.1"));
+    let err = negotiate::initialize(&client, &old)
+        .await
+        .expect_err("unsupported");
+    let rpc = err.as_rpc().expect("the agent's error");
+    assert_eq!(rpc.code, -32022);
+    let data: acp_v2::UnsupportedProtocolVersionErrorData = rpc.data_as().expect("typed data");
+    assert_eq!(data.requested, acp_v2::ProtocolVersion(1));
+    assert_eq!(data.supported, vec![acp_v2::ProtocolVersion(2)]);
+}
