@@ -8,6 +8,8 @@
 //! - [`Handler`]: what serves the peer's messages.
 //! - [`negotiate`]: the `initialize` handshake, serving v1 and v2 from one binary.
 //! - [`process`]: stdio and agent subprocesses.
+//!
+#![doc = include_str!("../README.md")]
 
 mod connection;
 mod driver;
