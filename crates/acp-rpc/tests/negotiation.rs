@@ -140,3 +140,21 @@ async fn a_client_gets_the_surface_of_the_version_the_agent_chose() {
     assert_eq!(data.requested, acp_v2::ProtocolVersion(1));
     assert_eq!(data.supported, vec![acp_v2::ProtocolVersion(2)]);
 }
+
+#[tokio::test]
+async fn a_batch_holding_initialize_is_processed_in_order() {
+    let router = Router::new().v1(Versioned(1)).v2(Versioned(2));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    let batch = format!(
+        "[{},{}]",
+        initialize(0, 2),
+        r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#
+    );
+    peer.send(&batch).await;
+    let answers = peer.recv_json().await;
+    assert_eq!(answers[0]["result"]["protocolVersion"], 2);
+    assert_eq!(
+        answers[1]["result"]["version"], 2,
+        "whoami ran after initialize: {answers}"
+    );
+}

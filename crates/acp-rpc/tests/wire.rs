@@ -122,3 +122,49 @@ async fn errors_map_to_the_schema_codes_and_the_connection_lives_on() {
     );
     insta::assert_snapshot!(peer.transcript());
 }
+
+#[tokio::test]
+async fn sending_a_batch_and_refusing_lifecycle_methods() {
+    use acp_rpc::{BatchItem, Error};
+    let (connection, mut peer, _) = scripted();
+    let raw = |v: serde_json::Value| serde_json::value::to_raw_value(&v).ok();
+    let sender = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            connection
+                .send_batch(vec![
+                    BatchItem::request("a", raw(serde_json::json!({"n": 1}))),
+                    BatchItem::notification("b", None),
+                    BatchItem::request("c", None),
+                ])
+                .await
+        }
+    });
+    peer.recv().await;
+    peer.send(r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no c"}},{"jsonrpc":"2.0","id":0,"result":{"n":1}}]"#).await;
+    let answers = sender.await.expect("joins").expect("sent");
+    assert_eq!(
+        answers[0]
+            .as_ref()
+            .expect("a request")
+            .as_ref()
+            .expect("answered")
+            .get(),
+        r#"{"n":1}"#
+    );
+    assert!(answers[1].is_none(), "notifications have no answer");
+    assert_eq!(
+        answers[2]
+            .as_ref()
+            .expect("a request")
+            .as_ref()
+            .expect_err("an error")
+            .code(),
+        -32601
+    );
+    let refused = connection
+        .send_batch(vec![BatchItem::request("session/prompt", None)])
+        .await;
+    assert!(matches!(refused, Err(Error::Usage(_))));
+    insta::assert_snapshot!(peer.transcript());
+}
