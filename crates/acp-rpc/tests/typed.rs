@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use acp_rpc::message::{Notification, Request};
+use acp_rpc::negotiate::Unserved;
 use acp_rpc::{Connection, ConnectionOptions, Handler, RequestContext, RpcError};
 use acp_v2::{ClientNotification, ClientRequest};
 use serde_json::value::RawValue;
@@ -42,20 +43,6 @@ impl Handler for Agent {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Silent;
-
-impl Handler for Silent {
-    async fn handle_request(
-        &self,
-        request: Request,
-        _cx: RequestContext,
-    ) -> Result<Box<RawValue>, RpcError> {
-        Err(RpcError::method_not_found(&request.method))
-    }
-    async fn handle_notification(&self, _notification: Notification, _connection: &Connection) {}
-}
-
 #[tokio::test]
 async fn typed_requests_and_notifications_round_trip() {
     let agent = Agent::default();
@@ -63,7 +50,7 @@ async fn typed_requests_and_notifications_round_trip() {
     let (read, write) = tokio::io::split(agent_io);
     let _agent = Connection::spawn(read, write, agent.clone(), ConnectionOptions::default());
     let (read, write) = tokio::io::split(client_io);
-    let (client, _task) = Connection::spawn(read, write, Silent, ConnectionOptions::default());
+    let (client, _task) = Connection::spawn(read, write, Unserved, ConnectionOptions::default());
 
     let response = client
         .request(&acp_v2::NewSessionRequest::new("/work"))
