@@ -1,0 +1,12 @@
+//! Agent Client Protocol sessions.
+//!
+//! - [`v2::SessionState`]: a client's view of a v2 session, folded from every `session/update`
+//!   with the protocol's upsert semantics (messages, tool calls, terminals, plans, config,
+//!   commands, info, usage, foreground state), serialisable for inspection.
+//! - [`terminal_text`]: terminal bytes to safe display text, incrementally.
+//! - [`v2::replay`]: the most compact `session/update` sequence that rebuilds a state.
+
+pub mod keyed;
+pub mod meta;
+pub mod terminal_text;
+pub mod v2;

@@ -1,0 +1,82 @@
+//! Foreground activity from `state_update`.
+
+use acp_support::{Patch, UnknownVariant};
+use acp_v2::{BackgroundWork, IdleStateUpdateStopReason, StateUpdate};
+use serde::Serialize;
+
+/// The session's foreground state.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ForegroundState {
+    /// No `state_update` yet.
+    #[default]
+    NotReported,
+    /// Foreground work is running.
+    Running,
+    /// Foreground work waits for the user (a permission, an elicitation).
+    RequiresAction,
+    /// No foreground work; a new prompt can be processed.
+    Idle,
+    /// A state this build does not know: treated as busy, never idle.
+    Unknown {
+        /// The update as received.
+        raw: UnknownVariant,
+    },
+}
+
+/// Foreground state, the last stop reason, and the background work last reported.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Foreground {
+    /// The current state.
+    #[serde(flatten)]
+    pub state: ForegroundState,
+    /// The stop reason of the last idle update that reported one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_stop_reason: Option<IdleStateUpdateStopReason>,
+    /// The last complete snapshot of background work, when the agent reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<Vec<BackgroundWork>>,
+}
+
+impl Foreground {
+    /// `true` while foreground work may be running: running, waiting for the user, or a state
+    /// this build does not know.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self.state,
+            ForegroundState::Running
+                | ForegroundState::RequiresAction
+                | ForegroundState::Unknown { .. }
+        )
+    }
+
+    pub(crate) fn apply(&mut self, update: StateUpdate) {
+        let background = match update {
+            StateUpdate::Running(running) => {
+                self.state = ForegroundState::Running;
+                running.background
+            }
+            StateUpdate::RequiresAction(waiting) => {
+                self.state = ForegroundState::RequiresAction;
+                waiting.background
+            }
+            StateUpdate::Idle(idle) => {
+                self.state = ForegroundState::Idle;
+                if idle.stop_reason != IdleStateUpdateStopReason::None {
+                    self.last_stop_reason = Some(idle.stop_reason);
+                }
+                idle.background
+            }
+            StateUpdate::Other(raw) => {
+                self.state = ForegroundState::Unknown { raw };
+                Patch::Absent
+            }
+            // `StateUpdate` is non-exhaustive; a variant a newer build adds is left alone.
+            _ => Patch::Absent,
+        };
+        // Omitted and `null` both mean "not reported", not "nothing running".
+        if let Patch::Value(work) = background {
+            self.background = Some(work);
+        }
+    }
+}

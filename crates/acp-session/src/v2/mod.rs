@@ -1,0 +1,14 @@
+//! Protocol v2: the client-side reducer of `session/update` and compact replay.
+
+mod foreground;
+mod message;
+pub mod replay;
+mod state;
+mod terminal;
+mod tool_call;
+
+pub use foreground::{Foreground, ForegroundState};
+pub use message::{Message, Role};
+pub use state::{Compaction, Plan, SessionInfo, SessionState};
+pub use terminal::{BadOutput, Terminal};
+pub use tool_call::ToolCall;

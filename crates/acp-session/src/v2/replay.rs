@@ -1,0 +1,157 @@
+//! Compact replay: the shortest ordinary `session/update` sequence that rebuilds a state, for
+//! `session/resume` with `replayFrom: {type: start}`.
+//!
+//! Whole-message upserts instead of chunks, one full `tool_call_update` per tool call, one terminal
+//! snapshot instead of every output chunk, the current plans, config, commands, info and usage,
+//! then the foreground state (with the last stop reason). Folding the replay into an empty
+//! [`SessionState`] gives the same state as folding the live stream it summarises.
+
+use acp_support::Patch;
+use acp_v2::*;
+use base64::Engine;
+
+use super::foreground::ForegroundState;
+use super::message::Role;
+use super::state::SessionState;
+
+/// The updates that rebuild `state` from nothing.
+pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
+    let mut out = Vec::new();
+    for message in state.messages.iter() {
+        let content = Patch::Value(message.content.clone());
+        let meta = value_or_absent(message.meta.clone());
+        out.push(match message.role {
+            Role::User => {
+                let mut m = UserMessage::new(message.message_id.clone());
+                m.content = content;
+                m.meta = meta;
+                SessionUpdate::UserMessage(m)
+            }
+            Role::Agent => {
+                let mut m = AgentMessage::new(message.message_id.clone());
+                m.content = content;
+                m.meta = meta;
+                SessionUpdate::AgentMessage(m)
+            }
+            Role::Thought => {
+                let mut m = AgentThought::new(message.message_id.clone());
+                m.content = content;
+                m.meta = meta;
+                SessionUpdate::AgentThought(m)
+            }
+        });
+    }
+    for call in state.tool_calls.iter() {
+        let mut update = ToolCallUpdate::new(call.tool_call_id.clone());
+        update.name = value_or_absent(call.name.clone());
+        update.title = value_or_absent(call.title.clone());
+        update.kind = Patch::Value(call.kind.clone());
+        update.status = Patch::Value(call.status.clone());
+        update.content = Patch::Value(call.content.clone());
+        update.locations = Patch::Value(call.locations.clone());
+        update.raw_input = call.raw_input.clone();
+        update.raw_output = call.raw_output.clone();
+        update.capabilities = value_or_absent(call.capabilities.clone());
+        update.meta = value_or_absent(call.meta.clone());
+        out.push(SessionUpdate::ToolCallUpdate(update));
+    }
+    for terminal in state.terminals.iter() {
+        let mut update = TerminalUpdate::new(terminal.terminal_id.clone());
+        update.command = value_or_absent(terminal.command.clone());
+        update.cwd = value_or_absent(terminal.cwd.clone());
+        let data = base64::engine::general_purpose::STANDARD.encode(&terminal.output);
+        update.output = Patch::Value(TerminalOutput::new(data));
+        update.exit_status = value_or_absent(terminal.exit_status.clone());
+        update.size = value_or_absent(terminal.size.clone());
+        update.capabilities = value_or_absent(terminal.capabilities.clone());
+        update.meta = value_or_absent(terminal.meta.clone());
+        out.push(SessionUpdate::TerminalUpdate(update));
+    }
+    for plan in state.plans.iter() {
+        let mut items = PlanItems::new(plan.plan_id.clone(), plan.entries.clone());
+        items.meta = value_or_absent(plan.meta.clone());
+        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
+            PlanUpdateContent::Items(items),
+        )));
+    }
+    if let Some(options) = &state.config_options {
+        out.push(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            options.clone(),
+        )));
+    }
+    if let Some(commands) = &state.available_commands {
+        out.push(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(commands.clone()),
+        ));
+    }
+    let info = &state.info;
+    if info.title.is_some() || info.updated_at.is_some() || info.meta.is_some() {
+        let mut update = SessionInfoUpdate::new();
+        update.title = value_or_absent(info.title.clone());
+        update.updated_at = value_or_absent(info.updated_at.clone());
+        update.meta = value_or_absent(info.meta.clone());
+        out.push(SessionUpdate::SessionInfoUpdate(update));
+    }
+    if let Some(usage) = &state.usage {
+        out.push(SessionUpdate::UsageUpdate(usage.clone()));
+    }
+    for notice in &state.notices {
+        out.push(SessionUpdate::Notice(notice.clone()));
+    }
+    for compaction in state.compactions.iter() {
+        let status = compaction.status.clone();
+        let mut update = CompactionUpdate::new(
+            compaction.compaction_id.clone(),
+            status.unwrap_or(CompactionStatus::Completed),
+        );
+        update.summary = Patch::Value(compaction.summary.clone());
+        update.error = value_or_absent(compaction.error.clone());
+        update.meta = value_or_absent(compaction.meta.clone());
+        out.push(SessionUpdate::CompactionUpdate(update));
+    }
+    for raw in &state.unknown {
+        out.push(SessionUpdate::Other(raw.clone()));
+    }
+    out.extend(foreground(state));
+    out
+}
+
+/// The foreground snapshot: the last stop reason (on an idle update) and the current state.
+fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
+    let fg = &state.foreground;
+    let background = value_or_absent(fg.background.clone());
+    let idle = |stop_reason: IdleStateUpdateStopReason| {
+        let mut idle = IdleStateUpdate::new(stop_reason);
+        idle.background = background.clone();
+        SessionUpdate::StateUpdate(StateUpdate::Idle(idle))
+    };
+    let mut out = Vec::new();
+    if let Some(reason) = &fg.last_stop_reason {
+        out.push(idle(reason.clone()));
+    }
+    match &fg.state {
+        ForegroundState::NotReported => {}
+        ForegroundState::Idle if fg.last_stop_reason.is_some() => {}
+        ForegroundState::Idle => out.push(idle(IdleStateUpdateStopReason::None)),
+        ForegroundState::Running => {
+            let mut running = RunningStateUpdate::new();
+            running.background = background;
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
+        }
+        ForegroundState::RequiresAction => {
+            let mut waiting = RequiresActionStateUpdate::new();
+            waiting.background = background;
+            out.push(SessionUpdate::StateUpdate(StateUpdate::RequiresAction(
+                waiting,
+            )));
+        }
+        ForegroundState::Unknown { raw } => {
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Other(raw.clone())))
+        }
+    }
+    out
+}
+
+fn value_or_absent<T>(value: Option<T>) -> Patch<T> {
+    value.map_or(Patch::Absent, Patch::Value)
+}

@@ -1,0 +1,229 @@
+//! [`SessionState`]: a client's view of one v2 session, folded from `session/update`.
+//!
+//! See protocol docs: [Prompt Lifecycle](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle)
+
+use acp_support::{Meta, UnknownVariant};
+use acp_v2::{
+    AvailableCommand, CompactionId, CompactionStatus, ContentBlock, MessageId, Notice, PlanEntry,
+    PlanId, PlanUpdateContent, SessionConfigOption, SessionUpdate, TerminalId, ToolCallId,
+    UsageUpdate,
+};
+use serde::Serialize;
+
+use super::foreground::Foreground;
+use super::message::{Message, Role};
+use super::terminal::Terminal;
+use super::tool_call::ToolCall;
+use crate::keyed::Keyed;
+use crate::meta::patch_meta;
+
+/// One item-based plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// Its id.
+    pub plan_id: PlanId,
+    /// Its entries, as last sent (each update replaces them all).
+    pub entries: Vec<PlanEntry>,
+    /// The `_meta` of the last update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Session metadata from `session_info_update`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SessionInfo {
+    /// The title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When the session last changed (ISO 8601).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    /// Stored `_meta`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// A context compaction and its summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Compaction {
+    /// Its id.
+    pub compaction_id: CompactionId,
+    /// Its status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<CompactionStatus>,
+    /// The summary so far.
+    pub summary: Vec<ContentBlock>,
+    /// The error, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Stored `_meta`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// A client's view of one v2 session.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SessionState {
+    /// Messages in history order.
+    pub messages: Keyed<MessageId, Message>,
+    /// Tool calls in first-seen order.
+    pub tool_calls: Keyed<ToolCallId, ToolCall>,
+    /// Agent-owned display terminals in first-seen order.
+    pub terminals: Keyed<TerminalId, Terminal>,
+    /// Plans in first-seen order.
+    pub plans: Keyed<PlanId, Plan>,
+    /// The configuration options, as last sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The available commands, as last sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_commands: Option<Vec<AvailableCommand>>,
+    /// Session metadata.
+    pub info: SessionInfo,
+    /// The last context and cost report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageUpdate>,
+    /// Foreground state and the last stop reason.
+    pub foreground: Foreground,
+    /// Notices, in order.
+    pub notices: Vec<Notice>,
+    /// Context compactions.
+    pub compactions: Keyed<CompactionId, Compaction>,
+    /// Updates (and plans) of kinds this build does not know, kept whole, in order.
+    pub unknown: Vec<UnknownVariant>,
+    /// Updates that could not be applied (for example terminal data that is not base64).
+    pub problems: Vec<String>,
+}
+
+impl SessionState {
+    /// An empty session.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
+    pub fn apply(&mut self, update: SessionUpdate) {
+        match update {
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, chunk),
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, chunk),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, chunk),
+            SessionUpdate::UserMessage(m) => self
+                .message(Role::User, m.message_id)
+                .upsert(m.content, m.meta),
+            SessionUpdate::AgentMessage(m) => self
+                .message(Role::Agent, m.message_id)
+                .upsert(m.content, m.meta),
+            SessionUpdate::AgentThought(m) => self
+                .message(Role::Thought, m.message_id)
+                .upsert(m.content, m.meta),
+            SessionUpdate::StateUpdate(state) => self.foreground.apply(state),
+            SessionUpdate::ToolCallUpdate(update) => {
+                let id = update.tool_call_id.clone();
+                self.tool_calls
+                    .upsert(&id, || ToolCall::new(id.clone()))
+                    .apply(update);
+            }
+            SessionUpdate::ToolCallContentChunk(chunk) => {
+                let id = chunk.tool_call_id;
+                self.tool_calls
+                    .upsert(&id, || ToolCall::new(id.clone()))
+                    .content
+                    .push(chunk.content);
+            }
+            SessionUpdate::TerminalUpdate(update) => {
+                let id = update.terminal_id.clone();
+                let result = self
+                    .terminals
+                    .upsert(&id, || Terminal::new(id.clone()))
+                    .apply(update);
+                self.record(result);
+            }
+            SessionUpdate::TerminalOutputChunk(chunk) => {
+                let id = chunk.terminal_id;
+                let result = self
+                    .terminals
+                    .upsert(&id, || Terminal::new(id.clone()))
+                    .append(&chunk.data);
+                self.record(result);
+            }
+            SessionUpdate::PlanUpdate(update) => match update.plan {
+                PlanUpdateContent::Items(items) => {
+                    let id = items.plan_id;
+                    let plan = self.plans.upsert(&id, || Plan {
+                        plan_id: id.clone(),
+                        entries: Vec::new(),
+                        meta: None,
+                    });
+                    plan.entries = items.entries;
+                    plan.meta = items.meta.into_option();
+                }
+                PlanUpdateContent::Other(raw) => self.unknown.push(raw),
+                // `PlanUpdateContent` is non-exhaustive: a variant a newer build adds is skipped.
+                _ => {}
+            },
+            SessionUpdate::AvailableCommandsUpdate(update) => {
+                self.available_commands = Some(update.available_commands)
+            }
+            SessionUpdate::ConfigOptionUpdate(update) => {
+                self.config_options = Some(update.config_options)
+            }
+            SessionUpdate::SessionInfoUpdate(update) => {
+                update.title.apply_to(&mut self.info.title);
+                update.updated_at.apply_to(&mut self.info.updated_at);
+                patch_meta(&mut self.info.meta, update.meta);
+            }
+            SessionUpdate::UsageUpdate(update) => self.usage = Some(update),
+            SessionUpdate::Notice(notice) => self.notices.push(notice),
+            SessionUpdate::CompactionUpdate(update) => {
+                let id = update.compaction_id.clone();
+                let compaction = self.compactions.upsert(&id, || Compaction {
+                    compaction_id: id.clone(),
+                    status: None,
+                    summary: Vec::new(),
+                    error: None,
+                    meta: None,
+                });
+                compaction.status = Some(update.status);
+                match update.summary {
+                    acp_support::Patch::Absent => {}
+                    acp_support::Patch::Null => compaction.summary.clear(),
+                    acp_support::Patch::Value(summary) => compaction.summary = summary,
+                }
+                update.error.apply_to(&mut compaction.error);
+                patch_meta(&mut compaction.meta, update.meta);
+            }
+            SessionUpdate::CompactionSummaryChunk(chunk) => {
+                let id = chunk.compaction_id;
+                self.compactions
+                    .upsert(&id, || Compaction {
+                        compaction_id: id.clone(),
+                        status: None,
+                        summary: Vec::new(),
+                        error: None,
+                        meta: None,
+                    })
+                    .summary
+                    .push(chunk.content);
+            }
+            SessionUpdate::Other(raw) => self.unknown.push(raw),
+            // `SessionUpdate` is non-exhaustive: a variant a newer build adds is skipped.
+            _ => {}
+        }
+    }
+
+    fn message(&mut self, role: Role, id: MessageId) -> &mut Message {
+        self.messages.upsert(&id, || Message::new(id.clone(), role))
+    }
+
+    fn chunk(&mut self, role: Role, chunk: acp_v2::ContentChunk) {
+        self.message(role, chunk.message_id)
+            .content
+            .push(chunk.content);
+    }
+
+    fn record<E: std::fmt::Display>(&mut self, result: Result<(), E>) {
+        if let Err(err) = result {
+            self.problems.push(err.to_string());
+        }
+    }
+}

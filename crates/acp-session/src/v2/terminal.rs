@@ -1,0 +1,127 @@
+//! Agent-owned display terminals: patched fields, output snapshots and appended chunks.
+
+use acp_support::Meta;
+use acp_v2::{
+    AbsolutePath, TerminalCapabilities, TerminalExitStatus, TerminalId, TerminalSize,
+    TerminalUpdate,
+};
+use base64::Engine;
+use serde::{Serialize, Serializer};
+
+use crate::meta::patch_meta;
+use crate::terminal_text::TerminalText;
+
+/// The folded state of one terminal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Terminal {
+    /// Its id.
+    pub terminal_id: TerminalId,
+    /// The command shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its absolute working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<AbsolutePath>,
+    /// Every output byte, in order.
+    #[serde(serialize_with = "as_base64")]
+    pub output: Vec<u8>,
+    /// The output as safe, display-only text.
+    #[serde(rename = "text", serialize_with = "as_text")]
+    pub transcript: TerminalText,
+    /// Exit information; present once the command has exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<TerminalExitStatus>,
+    /// The display size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<TerminalSize>,
+    /// What the agent lets the client do with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<TerminalCapabilities>,
+    /// Stored `_meta`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// A terminal chunk or snapshot whose `data` is not valid base64.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("terminal `{terminal_id}`: output is not valid base64: {reason}")]
+pub struct BadOutput {
+    /// The terminal.
+    pub terminal_id: String,
+    /// What the decoder reported.
+    pub reason: String,
+}
+
+impl Terminal {
+    pub(crate) fn new(terminal_id: TerminalId) -> Self {
+        Self {
+            terminal_id,
+            command: None,
+            cwd: None,
+            output: Vec::new(),
+            transcript: TerminalText::new(false),
+            exit_status: None,
+            size: None,
+            capabilities: None,
+            meta: None,
+        }
+    }
+
+    /// `true` once an exit status has been reported.
+    pub fn has_exited(&self) -> bool {
+        self.exit_status.is_some()
+    }
+
+    /// Applies a `terminal_update`; an `output` snapshot replaces every byte.
+    pub(crate) fn apply(&mut self, update: TerminalUpdate) -> Result<(), BadOutput> {
+        update.command.apply_to(&mut self.command);
+        update.cwd.apply_to(&mut self.cwd);
+        update.exit_status.apply_to(&mut self.exit_status);
+        update.size.apply_to(&mut self.size);
+        update.capabilities.apply_to(&mut self.capabilities);
+        patch_meta(&mut self.meta, update.meta);
+        match update.output {
+            acp_support::Patch::Absent => Ok(()),
+            acp_support::Patch::Null => {
+                self.replace_output(Vec::new());
+                Ok(())
+            }
+            acp_support::Patch::Value(snapshot) => {
+                let bytes = self.decode(&snapshot.data)?;
+                self.replace_output(bytes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Appends one `terminal_output_chunk`, decoded on its own.
+    pub(crate) fn append(&mut self, data: &str) -> Result<(), BadOutput> {
+        let bytes = self.decode(data)?;
+        self.transcript.push(&bytes);
+        self.output.extend_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn replace_output(&mut self, bytes: Vec<u8>) {
+        self.transcript.reset();
+        self.transcript.push(&bytes);
+        self.output = bytes;
+    }
+
+    fn decode(&self, data: &str) -> Result<Vec<u8>, BadOutput> {
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|err| BadOutput {
+                terminal_id: self.terminal_id.to_string(),
+                reason: err.to_string(),
+            })
+    }
+}
+
+fn as_base64<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+fn as_text<S: Serializer>(text: &TerminalText, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(text.text())
+}
