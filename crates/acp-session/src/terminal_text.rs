@@ -175,6 +175,11 @@ impl TerminalText {
         &self.text
     }
 
+    /// Heap bytes held, by capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.decoded.capacity() + self.utf8.pending.capacity()
+    }
+
     /// Starts over (a snapshot replaced the output).
     pub fn reset(&mut self) {
         *self = Self::new(self.sanitizer.keep_colours);

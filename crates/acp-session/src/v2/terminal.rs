@@ -67,6 +67,12 @@ impl Terminal {
         }
     }
 
+    /// The bytes the terminal's output buffers hold on the heap (raw bytes plus safe text), by
+    /// capacity: what a client pays in memory for this terminal's output.
+    pub fn output_heap_bytes(&self) -> usize {
+        self.output.capacity() + self.transcript.heap_bytes()
+    }
+
     /// `true` once an exit status has been reported.
     pub fn has_exited(&self) -> bool {
         self.exit_status.is_some()
