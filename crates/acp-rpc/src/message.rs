@@ -48,6 +48,11 @@ impl Notification {
     pub fn route<E: acp_support::method::Routed>(&self) -> Result<E, RpcError> {
         E::route(&self.method, self.params.as_deref()).map_err(RpcError::from)
     }
+
+    /// Decodes the params as `T` (`-32602` naming the field on a mismatch).
+    pub fn params_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, RpcError> {
+        crate::handler::params(self.params.as_deref())
+    }
 }
 
 /// A response: a result or an error for the request with this id.

@@ -1,5 +1,6 @@
 //! Protocol v2: the client-side reducer of `session/update` and compact replay.
 
+pub mod agent;
 mod foreground;
 mod message;
 pub mod replay;

@@ -1,0 +1,445 @@
+//! The agent side of a v2 session: a turn driver with which the prompt lifecycle cannot be got
+//! wrong, the history it keeps, and replay on `session/resume`.
+//!
+//! A [`Turn`] begins by acknowledging the user message (with a generated `messageId`, which the
+//! `session/prompt` response also carries) and reporting `running`; it streams messages, thoughts,
+//! tool calls, terminal output and plans; it reports `requires_action` while a permission request
+//! is pending and `running` again after; it ends with `idle` and a stop reason, which is
+//! `cancelled` whenever `session/cancel` arrived, whatever the agent's code passes. Every update
+//! it sends is also folded into the session's history, which [`AgentSession::resume`] replays in
+//! compact form.
+//!
+//! Prompts that arrive while a turn runs are handled by the session's [`BusyPolicy`]: queued
+//! (the new turn begins when the current one ends, the default) or rejected with `-32600`.
+//!
+//! See protocol docs: [Prompt Lifecycle](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle)
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use acp_rpc::{CancellationToken, Connection, Error, RequestOptions, RpcError};
+use acp_support::Patch;
+use acp_v2::{
+    ContentBlock, ContentChunk, IdleStateUpdate, IdleStateUpdateStopReason, MessageId,
+    PermissionOptionId, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent, ReplayFrom,
+    RequestPermissionOutcome, RequestPermissionRequest, RequiresActionStateUpdate,
+    RunningStateUpdate, SessionId, SessionUpdate, StateUpdate, TerminalOutputChunk,
+    ToolCallContent, ToolCallContentChunk, ToolCallUpdate, UpdateSessionNotification, UserMessage,
+};
+use base64::Engine;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::replay::replay;
+use super::state::SessionState;
+
+/// What to do with a prompt that arrives while a turn is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BusyPolicy {
+    /// Queue it: its turn begins when the running one ends.
+    #[default]
+    Queue,
+    /// Reject it with `-32600`.
+    Reject,
+}
+
+/// The answer to a permission request, as the agent may act on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Permission {
+    /// The user picked this option.
+    Selected(PermissionOptionId),
+    /// The request was cancelled (the turn was cancelled, or the user dismissed it).
+    Cancelled,
+    /// An outcome this build does not understand: never to be taken as approval.
+    Unrecognised,
+}
+
+struct Inner {
+    history: SessionState,
+    current_turn: Option<CancellationToken>,
+}
+
+/// The agent-side state of one v2 session.
+#[derive(Clone)]
+pub struct AgentSession {
+    session_id: SessionId,
+    /// The connection updates go out on; `resume` rebinds it to the resuming client's.
+    connection: Arc<Mutex<Connection>>,
+    inner: Arc<Mutex<Inner>>,
+    turns: Arc<Semaphore>,
+    policy: BusyPolicy,
+    next_id: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    inner
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl AgentSession {
+    /// A new, empty session whose updates go out on `connection`.
+    pub fn new(
+        connection: Connection,
+        session_id: impl Into<SessionId>,
+        policy: BusyPolicy,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            connection: Arc::new(Mutex::new(connection)),
+            inner: Arc::new(Mutex::new(Inner {
+                history: SessionState::new(),
+                current_turn: None,
+            })),
+            turns: Arc::new(Semaphore::new(1)),
+            policy,
+            next_id: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    /// A fresh message id, unique in this session.
+    pub fn next_message_id(&self, prefix: &str) -> MessageId {
+        MessageId::new(format!(
+            "{prefix}_{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    /// The folded history: what a client that saw every update would show.
+    pub fn history(&self) -> SessionState {
+        lock(&self.inner).history.clone()
+    }
+
+    /// `true` while a turn runs.
+    pub fn is_busy(&self) -> bool {
+        lock(&self.inner).current_turn.is_some()
+    }
+
+    /// Accepts a prompt and begins its turn: the user message is acknowledged (its generated id is
+    /// [`Turn::user_message_id`], for the `session/prompt` response) and `running` reported.
+    pub async fn begin_turn(&self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
+        let permit = match self.policy {
+            BusyPolicy::Reject => self.turns.clone().try_acquire_owned().map_err(|_| {
+                RpcError::invalid_request("a prompt is already running in this session")
+            })?,
+            BusyPolicy::Queue => self
+                .turns
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| RpcError::internal_error("the session is closed"))?,
+        };
+        let cancellation = CancellationToken::new();
+        lock(&self.inner).current_turn = Some(cancellation.clone());
+        let turn = Turn {
+            session: self.clone(),
+            user_message_id: self.next_message_id("msg_user"),
+            cancellation,
+            _permit: permit,
+            ended: false,
+        };
+        let mut ack = UserMessage::new(turn.user_message_id.clone());
+        ack.content = Patch::Value(prompt);
+        turn.send(SessionUpdate::UserMessage(ack))
+            .await
+            .map_err(to_rpc)?;
+        turn.send(state(StateUpdate::Running(RunningStateUpdate::new())))
+            .await
+            .map_err(to_rpc)?;
+        Ok(turn)
+    }
+
+    /// `session/cancel`: the running turn's cancellation fires (its permission requests are
+    /// cancelled and it ends `idle` + `cancelled`). Without a running turn it does nothing.
+    pub fn cancel(&self) {
+        if let Some(token) = &lock(&self.inner).current_turn {
+            token.cancel();
+        }
+    }
+
+    /// `session/resume` on `connection` (the session's updates go there from now on): with
+    /// `replayFrom: {type: start}` the history is replayed as ordinary `session/update`
+    /// notifications, in compact form, before the caller responds; without `replayFrom` nothing
+    /// is replayed; an unknown cursor is `-32602`.
+    pub async fn resume(
+        &self,
+        connection: &Connection,
+        replay_from: &Patch<ReplayFrom>,
+    ) -> Result<(), RpcError> {
+        if let Patch::Value(cursor @ ReplayFrom::Other(_)) = replay_from {
+            return Err(RpcError::invalid_params(format!(
+                "unknown replay cursor: {}",
+                serde_json::to_string(cursor).unwrap_or_default()
+            )));
+        }
+        *self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = connection.clone();
+        match replay_from {
+            Patch::Absent | Patch::Null => Ok(()),
+            Patch::Value(ReplayFrom::Start(_)) => {
+                let updates = replay(&self.history());
+                for update in updates {
+                    self.notify(update).await.map_err(to_rpc)?;
+                }
+                Ok(())
+            }
+            Patch::Value(other) => Err(RpcError::invalid_params(format!(
+                "unknown replay cursor: {}",
+                serde_json::to_string(other).unwrap_or_default()
+            ))),
+        }
+    }
+
+    async fn notify(&self, update: SessionUpdate) -> Result<(), Error> {
+        let notification = UpdateSessionNotification::new(self.session_id.clone(), update);
+        self.connection().notify(&notification).await
+    }
+
+    fn connection(&self) -> Connection {
+        self.connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
+
+fn state(update: StateUpdate) -> SessionUpdate {
+    SessionUpdate::StateUpdate(update)
+}
+
+fn to_rpc(err: Error) -> RpcError {
+    match err {
+        Error::Rpc(err) => err,
+        other => RpcError::internal_error(other),
+    }
+}
+
+/// One prompt turn. End it with [`Turn::end`]; a turn dropped without ending is ended `idle`
+/// (stop reason unreported) so the client is never left believing work is running.
+pub struct Turn {
+    session: AgentSession,
+    user_message_id: MessageId,
+    cancellation: CancellationToken,
+    _permit: OwnedSemaphorePermit,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("user_message_id", &self.user_message_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Turn {
+    /// The id generated for the user's message (the `session/prompt` response carries it).
+    pub fn user_message_id(&self) -> &MessageId {
+        &self.user_message_id
+    }
+
+    /// Fires on `session/cancel`: stop working and end the turn.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// `true` once the turn has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// Sends any update (and records it in the history).
+    pub async fn send(&self, update: SessionUpdate) -> Result<(), Error> {
+        lock(&self.session.inner).history.apply(update.clone());
+        self.session.notify(update).await
+    }
+
+    /// Starts a new agent message; its chunks share one generated `messageId`.
+    pub fn agent_message(&self) -> MessageWriter<'_> {
+        MessageWriter {
+            turn: self,
+            message_id: self.session.next_message_id("msg_agent"),
+            thought: false,
+        }
+    }
+
+    /// Starts a new thought; its chunks share one generated `messageId`.
+    pub fn thought(&self) -> MessageWriter<'_> {
+        MessageWriter {
+            turn: self,
+            message_id: self.session.next_message_id("msg_thought"),
+            thought: true,
+        }
+    }
+
+    /// Creates or patches a tool call.
+    pub async fn tool_call(&self, update: ToolCallUpdate) -> Result<(), Error> {
+        self.send(SessionUpdate::ToolCallUpdate(update)).await
+    }
+
+    /// Appends one content item to a tool call.
+    pub async fn tool_call_content(
+        &self,
+        tool_call_id: &acp_v2::ToolCallId,
+        content: ToolCallContent,
+    ) -> Result<(), Error> {
+        self.send(SessionUpdate::ToolCallContentChunk(
+            ToolCallContentChunk::new(tool_call_id.clone(), content),
+        ))
+        .await
+    }
+
+    /// Appends raw bytes to an agent-owned terminal (base64-encoded on their own).
+    pub async fn terminal_output(
+        &self,
+        terminal_id: &acp_v2::TerminalId,
+        bytes: &[u8],
+    ) -> Result<(), Error> {
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        self.send(SessionUpdate::TerminalOutputChunk(
+            TerminalOutputChunk::new(terminal_id.clone(), data),
+        ))
+        .await
+    }
+
+    /// Replaces a plan's entries.
+    pub async fn plan(
+        &self,
+        plan_id: impl Into<acp_v2::PlanId>,
+        entries: Vec<PlanEntry>,
+    ) -> Result<(), Error> {
+        let items = PlanItems::new(plan_id, entries);
+        self.send(SessionUpdate::PlanUpdate(PlanUpdate::new(
+            PlanUpdateContent::Items(items),
+        )))
+        .await
+    }
+
+    /// Asks the client for permission: reports `requires_action`, waits for the answer, reports
+    /// `running` again. If the turn is cancelled meanwhile the request is cancelled
+    /// (`$/cancel_request`), the client's final answer awaited, and the result is
+    /// [`Permission::Cancelled`]. An outcome this build does not know is never approval.
+    pub async fn request_permission(
+        &self,
+        request: RequestPermissionRequest,
+    ) -> Result<Permission, Error> {
+        if self.is_cancelled() {
+            return Ok(Permission::Cancelled);
+        }
+        self.send(state(StateUpdate::RequiresAction(
+            RequiresActionStateUpdate::new(),
+        )))
+        .await?;
+        let options = RequestOptions {
+            cancellation: Some(self.cancellation.clone()),
+            graceful: true,
+            ..Default::default()
+        };
+        let answer = self
+            .session
+            .connection()
+            .request_with(&request, options)
+            .await;
+        let permission = match answer {
+            _ if self.is_cancelled() => Permission::Cancelled,
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) => {
+                    Permission::Selected(selected.option_id)
+                }
+                RequestPermissionOutcome::Cancelled(_) => Permission::Cancelled,
+                _ => Permission::Unrecognised,
+            },
+            Err(Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
+                Permission::Cancelled
+            }
+            Err(err) => return Err(err),
+        };
+        if !self.is_cancelled() {
+            self.send(state(StateUpdate::Running(RunningStateUpdate::new())))
+                .await?;
+        }
+        Ok(permission)
+    }
+
+    /// Ends the turn with `idle` and `reason` — `cancelled` instead if the turn was cancelled.
+    pub async fn end(mut self, reason: IdleStateUpdateStopReason) -> Result<(), Error> {
+        self.ended = true;
+        let reason = if self.is_cancelled() {
+            IdleStateUpdateStopReason::Cancelled
+        } else {
+            reason
+        };
+        let result = self
+            .send(state(StateUpdate::Idle(IdleStateUpdate::new(reason))))
+            .await;
+        lock(&self.session.inner).current_turn = None;
+        result
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        lock(&self.session.inner).current_turn = None;
+        let session = self.session.clone();
+        let reason = if self.is_cancelled() {
+            IdleStateUpdateStopReason::Cancelled
+        } else {
+            IdleStateUpdateStopReason::None
+        };
+        let update = state(StateUpdate::Idle(IdleStateUpdate::new(reason)));
+        lock(&session.inner).history.apply(update.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = session.notify(update).await;
+            });
+        }
+    }
+}
+
+/// Streams one message (or thought) as chunks sharing a `messageId`.
+pub struct MessageWriter<'t> {
+    turn: &'t Turn,
+    message_id: MessageId,
+    thought: bool,
+}
+
+impl MessageWriter<'_> {
+    /// The message's id.
+    pub fn id(&self) -> &MessageId {
+        &self.message_id
+    }
+
+    /// Appends a text chunk.
+    pub async fn text(&self, text: impl Into<String>) -> Result<(), Error> {
+        self.block(ContentBlock::Text(acp_v2::TextContent::new(text)))
+            .await
+    }
+
+    /// Appends a content block.
+    pub async fn block(&self, block: ContentBlock) -> Result<(), Error> {
+        let chunk = ContentChunk::new(self.message_id.clone(), block);
+        let update = if self.thought {
+            SessionUpdate::AgentThoughtChunk(chunk)
+        } else {
+            SessionUpdate::AgentMessageChunk(chunk)
+        };
+        self.turn.send(update).await
+    }
+}
