@@ -175,6 +175,13 @@ impl TerminalText {
         &self.text
     }
 
+    /// Ends the stream: an unfinished code point at the end becomes U+FFFD.
+    pub fn finish(&mut self) {
+        self.decoded.clear();
+        self.utf8.finish(&mut self.decoded);
+        self.sanitizer.feed(&self.decoded, &mut self.text);
+    }
+
     /// Heap bytes held, by capacity.
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity() + self.decoded.capacity() + self.utf8.pending.capacity()

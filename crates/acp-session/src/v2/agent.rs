@@ -29,7 +29,7 @@ use acp_v2::{
 use base64::Engine;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::replay::replay;
+use super::replay::{current_state, replay};
 use super::state::SessionState;
 
 /// What to do with a prompt that arrives while a turn is running.
@@ -171,8 +171,9 @@ impl AgentSession {
 
     /// `session/resume` on `connection` (the session's updates go there from now on): with
     /// `replayFrom: {type: start}` the history is replayed as ordinary `session/update`
-    /// notifications, in compact form, before the caller responds; without `replayFrom` nothing
-    /// is replayed; an unknown cursor is `-32602`.
+    /// notifications, in compact form; without `replayFrom` nothing is replayed; either way a
+    /// current `state_update` follows, before the caller responds (the schema's
+    /// `ResumeSessionResponse` requires it). An unknown cursor is `-32602`.
     pub async fn resume(
         &self,
         connection: &Connection,
@@ -188,20 +189,19 @@ impl AgentSession {
             .connection
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = connection.clone();
-        match replay_from {
-            Patch::Absent | Patch::Null => Ok(()),
-            Patch::Value(ReplayFrom::Start(_)) => {
-                let updates = replay(&self.history());
-                for update in updates {
-                    self.notify(update).await.map_err(to_rpc)?;
-                }
-                Ok(())
-            }
-            Patch::Value(other) => Err(RpcError::invalid_params(format!(
-                "unknown replay cursor: {}",
-                serde_json::to_string(other).unwrap_or_default()
-            ))),
+        let history = self.history();
+        let mut updates = match replay_from {
+            Patch::Value(ReplayFrom::Start(_)) => replay(&history),
+            _ => Vec::new(),
+        };
+        // The current state, after any replay and before the response, even without replay.
+        if !matches!(updates.last(), Some(SessionUpdate::StateUpdate(_))) {
+            updates.push(current_state(&history));
         }
+        for update in updates {
+            self.notify(update).await.map_err(to_rpc)?;
+        }
+        Ok(())
     }
 
     async fn notify(&self, update: SessionUpdate) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::meta::patch_meta;
 
 /// Who a message is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// `user_message` / `user_message_chunk`.

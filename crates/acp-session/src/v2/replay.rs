@@ -116,6 +116,18 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
     out
 }
 
+/// One `state_update` reporting the current foreground state (idle when none was reported), with
+/// the last stop reason for context when idle: what `session/resume` must send before responding.
+pub fn current_state(state: &SessionState) -> SessionUpdate {
+    let mut updates = foreground(state);
+    match updates.pop() {
+        Some(update) => update,
+        None => SessionUpdate::StateUpdate(StateUpdate::Idle(IdleStateUpdate::new(
+            IdleStateUpdateStopReason::None,
+        ))),
+    }
+}
+
 /// The foreground snapshot: the last stop reason (on an idle update) and the current state.
 fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
     let fg = &state.foreground;

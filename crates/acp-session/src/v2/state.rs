@@ -64,8 +64,9 @@ pub struct Compaction {
 /// A client's view of one v2 session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SessionState {
-    /// Messages in history order.
-    pub messages: Keyed<MessageId, Message>,
+    /// Messages in history order. Each message type has its own id space (the schema's
+    /// `MessageId`), so a message is keyed by its role and its id.
+    pub messages: Keyed<(Role, MessageId), Message>,
     /// Tool calls in first-seen order.
     pub tool_calls: Keyed<ToolCallId, ToolCall>,
     /// Agent-owned display terminals in first-seen order.
@@ -212,7 +213,9 @@ impl SessionState {
     }
 
     fn message(&mut self, role: Role, id: MessageId) -> &mut Message {
-        self.messages.upsert(&id, || Message::new(id.clone(), role))
+        let key = (role, id);
+        self.messages
+            .upsert(&key, || Message::new(key.1.clone(), role))
     }
 
     fn chunk(&mut self, role: Role, chunk: acp_v2::ContentChunk) {

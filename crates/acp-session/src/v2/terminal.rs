@@ -86,18 +86,21 @@ impl Terminal {
         update.size.apply_to(&mut self.size);
         update.capabilities.apply_to(&mut self.capabilities);
         patch_meta(&mut self.meta, update.meta);
-        match update.output {
+        let result = match update.output {
             acp_support::Patch::Absent => Ok(()),
             acp_support::Patch::Null => {
                 self.replace_output(Vec::new());
                 Ok(())
             }
-            acp_support::Patch::Value(snapshot) => {
-                let bytes = self.decode(&snapshot.data)?;
-                self.replace_output(bytes);
-                Ok(())
-            }
+            acp_support::Patch::Value(snapshot) => self
+                .decode(&snapshot.data)
+                .map(|bytes| self.replace_output(bytes)),
+        };
+        if self.has_exited() {
+            // No more bytes will come: an unfinished code point at the end is U+FFFD.
+            self.transcript.finish();
         }
+        result
     }
 
     /// Appends one `terminal_output_chunk`, decoded on its own.
