@@ -41,6 +41,11 @@ impl<K: Eq + Hash + Clone, V> Keyed<K, V> {
         self.index.get(key).map(|&i| &self.entries[i])
     }
 
+    /// The entry for `key`, mutably, if seen.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.index.get(key).map(|&i| &mut self.entries[i])
+    }
+
     /// Every entry, in first-seen order.
     pub fn iter(&self) -> std::slice::Iter<'_, V> {
         self.entries.iter()

@@ -8,5 +8,10 @@
 
 pub mod keyed;
 pub mod meta;
+pub mod neutral;
+mod permission;
 pub mod terminal_text;
+pub mod v1;
 pub mod v2;
+
+pub use permission::Permission;

@@ -20,14 +20,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use acp_rpc::{CancellationToken, Connection, Error, RequestOptions, RpcError};
 use acp_support::Patch;
 use acp_v2::{
-    ContentBlock, ContentChunk, IdleStateUpdate, IdleStateUpdateStopReason, MessageId,
-    PermissionOptionId, PlanEntry, PlanItems, PlanUpdate, PlanUpdateContent, ReplayFrom,
-    RequestPermissionOutcome, RequestPermissionRequest, RequiresActionStateUpdate,
-    RunningStateUpdate, SessionId, SessionUpdate, StateUpdate, TerminalOutputChunk,
-    ToolCallContent, ToolCallContentChunk, ToolCallUpdate, UpdateSessionNotification, UserMessage,
+    ContentBlock, ContentChunk, IdleStateUpdate, IdleStateUpdateStopReason, MessageId, PlanEntry,
+    PlanItems, PlanUpdate, PlanUpdateContent, ReplayFrom, RequestPermissionOutcome,
+    RequestPermissionRequest, RequiresActionStateUpdate, RunningStateUpdate, SessionId,
+    SessionUpdate, StateUpdate, TerminalOutputChunk, ToolCallContent, ToolCallContentChunk,
+    ToolCallUpdate, UpdateSessionNotification, UserMessage,
 };
 use base64::Engine;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+pub use crate::permission::Permission;
 
 use super::replay::{current_state, replay};
 use super::state::SessionState;
@@ -40,17 +42,6 @@ pub enum BusyPolicy {
     Queue,
     /// Reject it with `-32600`.
     Reject,
-}
-
-/// The answer to a permission request, as the agent may act on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Permission {
-    /// The user picked this option.
-    Selected(PermissionOptionId),
-    /// The request was cancelled (the turn was cancelled, or the user dismissed it).
-    Cancelled,
-    /// An outcome this build does not understand: never to be taken as approval.
-    Unrecognised,
 }
 
 struct Inner {
@@ -247,6 +238,16 @@ impl std::fmt::Debug for Turn {
 }
 
 impl Turn {
+    /// The session this turn belongs to.
+    pub fn session_id(&self) -> &SessionId {
+        &self.session.session_id
+    }
+
+    /// A fresh message id in this session (`prefix_N`).
+    pub fn new_message_id(&self, prefix: &str) -> MessageId {
+        self.session.next_message_id(prefix)
+    }
+
     /// The id generated for the user's message (the `session/prompt` response carries it).
     pub fn user_message_id(&self) -> &MessageId {
         &self.user_message_id
@@ -358,7 +359,7 @@ impl Turn {
             _ if self.is_cancelled() => Permission::Cancelled,
             Ok(response) => match response.outcome {
                 RequestPermissionOutcome::Selected(selected) => {
-                    Permission::Selected(selected.option_id)
+                    Permission::Selected(selected.option_id.0)
                 }
                 RequestPermissionOutcome::Cancelled(_) => Permission::Cancelled,
                 _ => Permission::Unrecognised,

@@ -1,0 +1,6 @@
+//! Protocol v1: the client-side reducer and the agent-side turn, beside v2.
+
+pub mod agent;
+mod state;
+
+pub use state::{Message, SessionInfo, SessionState, ToolCall};

@@ -1,0 +1,259 @@
+//! [`SessionState`]: a client's view of one v1 session, folded from `session/update`.
+//!
+//! v1 differs from v2: chunks stream messages without a required id (consecutive chunks of one
+//! role form one message; a `messageId`, when present, keys it), `tool_call` creates or replaces
+//! a tool call whole and `tool_call_update` patches it, there is one plan (`plan` replaces its
+//! entries), modes are reported by `current_mode_update`, and the turn's end is the
+//! `session/prompt` response, not an update.
+
+use std::collections::HashMap;
+
+use acp_support::Meta;
+use acp_v1::{
+    AvailableCommand, ContentBlock, MessageId, Notice, PlanEntry, SessionConfigOption,
+    SessionModeId, SessionUpdate, ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus,
+    ToolKind, UsageUpdate,
+};
+use serde::Serialize;
+
+use crate::keyed::Keyed;
+use crate::meta::patch_meta;
+use crate::v2::Role;
+
+/// One message of a v1 session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// Its id, when the agent sent one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<MessageId>,
+    /// Who it is from.
+    pub role: Role,
+    /// Its content blocks, in order.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// The text of its text blocks, joined.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The folded state of one v1 tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// Its id.
+    pub tool_call_id: ToolCallId,
+    /// Human-readable title.
+    pub title: String,
+    /// Programmatic tool name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Kind (`other` when not given).
+    pub kind: ToolKind,
+    /// Status (`pending` when not given).
+    pub status: ToolCallStatus,
+    /// Content items.
+    pub content: Vec<ToolCallContent>,
+    /// Affected locations.
+    pub locations: Vec<ToolCallLocation>,
+    /// Raw input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<serde_json::Value>,
+    /// Raw output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<serde_json::Value>,
+    /// Stored `_meta`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Session metadata.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SessionInfo {
+    /// The title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When the session last changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    /// Stored `_meta`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// A client's view of one v1 session.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SessionState {
+    /// Messages in order.
+    pub messages: Vec<Message>,
+    /// Where each message with an id is in `messages` (v1 ids, like v2's, are per message type).
+    #[serde(skip)]
+    message_index: HashMap<(Role, MessageId), usize>,
+    /// `true` while the last update was a chunk: an id-less chunk continues the last message only
+    /// then (a tool call or any other update in between starts a new message).
+    #[serde(skip)]
+    chunk_run: bool,
+    /// Tool calls in first-seen order.
+    pub tool_calls: Keyed<ToolCallId, ToolCall>,
+    /// The plan's entries, as last sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<PlanEntry>>,
+    /// The current mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_mode: Option<SessionModeId>,
+    /// The configuration options, as last sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<SessionConfigOption>>,
+    /// The available commands, as last sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_commands: Option<Vec<AvailableCommand>>,
+    /// Session metadata.
+    pub info: SessionInfo,
+    /// The last context and cost report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageUpdate>,
+    /// Notices, in order.
+    pub notices: Vec<Notice>,
+    /// Updates that could not be applied (a `tool_call_update` for an unknown tool call).
+    pub problems: Vec<String>,
+}
+
+impl SessionState {
+    /// An empty session.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
+    pub fn apply(&mut self, update: SessionUpdate) {
+        let is_chunk = matches!(
+            update,
+            SessionUpdate::UserMessageChunk(_)
+                | SessionUpdate::AgentMessageChunk(_)
+                | SessionUpdate::AgentThoughtChunk(_)
+        );
+        if !is_chunk {
+            self.chunk_run = false;
+        }
+        match update {
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, chunk),
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, chunk),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, chunk),
+            SessionUpdate::ToolCall(call) => {
+                let id = call.tool_call_id.clone();
+                let state = ToolCall {
+                    tool_call_id: call.tool_call_id,
+                    title: call.title,
+                    name: call.name.into_option(),
+                    kind: call.kind.unwrap_or(ToolKind::Other),
+                    status: call.status.unwrap_or(ToolCallStatus::Pending),
+                    content: call.content.unwrap_or_default(),
+                    locations: call.locations.unwrap_or_default(),
+                    raw_input: call.raw_input,
+                    raw_output: call.raw_output,
+                    meta: call.meta.into_option(),
+                };
+                // `tool_call` reports the whole tool call: it replaces what was known.
+                match self.tool_calls.get_mut(&id) {
+                    Some(existing) => *existing = state,
+                    None => {
+                        self.tool_calls.upsert(&id, || state);
+                    }
+                }
+            }
+            SessionUpdate::ToolCallUpdate(update) => {
+                let Some(call) = self.tool_calls.get_mut(&update.tool_call_id) else {
+                    let id = update.tool_call_id;
+                    self.problems
+                        .push(format!("tool_call_update for unknown tool call `{id}`"));
+                    return;
+                };
+                match update.kind {
+                    acp_support::Patch::Absent => {}
+                    acp_support::Patch::Null => call.kind = ToolKind::Other,
+                    acp_support::Patch::Value(kind) => call.kind = kind,
+                }
+                match update.status {
+                    acp_support::Patch::Absent => {}
+                    acp_support::Patch::Null => call.status = ToolCallStatus::Pending,
+                    acp_support::Patch::Value(status) => call.status = status,
+                }
+                if let acp_support::Patch::Value(title) = update.title {
+                    call.title = title;
+                }
+                update.name.apply_to(&mut call.name);
+                replace(&mut call.content, update.content);
+                replace(&mut call.locations, update.locations);
+                if let Some(input) = update.raw_input {
+                    call.raw_input = (!input.is_null()).then_some(input);
+                }
+                if let Some(output) = update.raw_output {
+                    call.raw_output = (!output.is_null()).then_some(output);
+                }
+                patch_meta(&mut call.meta, update.meta);
+            }
+            SessionUpdate::Plan(plan) => self.plan = Some(plan.entries),
+            SessionUpdate::AvailableCommandsUpdate(update) => {
+                self.available_commands = Some(update.available_commands)
+            }
+            SessionUpdate::CurrentModeUpdate(update) => {
+                self.current_mode = Some(update.current_mode_id)
+            }
+            SessionUpdate::ConfigOptionUpdate(update) => {
+                self.config_options = Some(update.config_options)
+            }
+            SessionUpdate::SessionInfoUpdate(update) => {
+                update.title.apply_to(&mut self.info.title);
+                update.updated_at.apply_to(&mut self.info.updated_at);
+                patch_meta(&mut self.info.meta, update.meta);
+            }
+            SessionUpdate::UsageUpdate(update) => self.usage = Some(update),
+            SessionUpdate::Notice(notice) => self.notices.push(notice),
+            // Compaction reports and variants a newer build adds are not part of this view.
+            _ => {}
+        }
+    }
+
+    fn chunk(&mut self, role: Role, chunk: acp_v1::ContentChunk) {
+        let id = chunk.message_id.into_option();
+        let existing = match &id {
+            Some(id) => self.message_index.get(&(role, id.clone())).copied(),
+            // Without ids, consecutive chunks of one role form one message.
+            None => self
+                .messages
+                .last()
+                .filter(|m| self.chunk_run && m.role == role && m.message_id.is_none())
+                .map(|_| self.messages.len() - 1),
+        };
+        self.chunk_run = true;
+        match existing {
+            Some(index) => self.messages[index].content.push(chunk.content),
+            None => {
+                if let Some(id) = &id {
+                    self.message_index
+                        .insert((role, id.clone()), self.messages.len());
+                }
+                self.messages.push(Message {
+                    message_id: id,
+                    role,
+                    content: vec![chunk.content],
+                });
+            }
+        }
+    }
+}
+
+fn replace<T>(target: &mut Vec<T>, patch: acp_support::Patch<Vec<T>>) {
+    match patch {
+        acp_support::Patch::Absent => {}
+        acp_support::Patch::Null => target.clear(),
+        acp_support::Patch::Value(items) => *target = items,
+    }
+}

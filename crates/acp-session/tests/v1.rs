@@ -1,0 +1,202 @@
+//! The v1 surface: the reducer (tool_call + tool_call_update, plan, modes, id-less chunks) and
+//! the v1 turn (the prompt response carries the stop reason; busy, cancel grace, max duration).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_rpc::message::{Notification, Request};
+use acp_rpc::negotiate::Unserved;
+use acp_rpc::{Connection, ConnectionOptions, Handler, RequestContext, RpcError};
+use acp_session::v1::agent::{AgentSession, TurnLimits};
+use acp_session::v1::SessionState;
+use acp_session::v2::Role;
+use acp_v1::{SessionUpdate, StopReason, ToolCallStatus, ToolKind};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+fn fold(updates: &[Value]) -> SessionState {
+    let mut state = SessionState::new();
+    for update in updates {
+        state.apply(
+            serde_json::from_value::<SessionUpdate>(update.clone()).expect("a valid v1 update"),
+        );
+    }
+    state
+}
+
+fn text(t: &str) -> Value {
+    json!({"type": "text", "text": t})
+}
+
+#[test]
+fn the_v1_reducer() {
+    let state = fold(&[
+        json!({"sessionUpdate": "user_message_chunk", "content": text("hi")}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": text("Hel")}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": text("lo")}),
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read", "kind": "read"}),
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": [{"type": "content", "content": text("file")}]}),
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "nope", "status": "completed"}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": text("Done")}),
+        json!({"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]}),
+        json!({"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "completed"}]}),
+        json!({"sessionUpdate": "current_mode_update", "currentModeId": "code"}),
+    ]);
+    let messages: Vec<(Role, String)> = state.messages.iter().map(|m| (m.role, m.text())).collect();
+    assert_eq!(
+        messages,
+        [
+            (Role::User, "hi".into()),
+            (Role::Agent, "Hello".into()),
+            (Role::Agent, "Done".into())
+        ],
+        "consecutive id-less chunks form one message; a tool call in between ends it"
+    );
+    let call = state
+        .tool_calls
+        .iter()
+        .next()
+        .expect("created by tool_call");
+    assert_eq!(
+        (call.kind, call.status, call.content.len()),
+        (ToolKind::Read, ToolCallStatus::Completed, 1)
+    );
+    assert_eq!(
+        state.problems.len(),
+        1,
+        "an update for an unknown tool call is recorded, not fatal"
+    );
+    assert_eq!(
+        state.plan.as_ref().map(|p| p[0].status.as_str()),
+        Some("completed")
+    );
+    assert_eq!(
+        state.current_mode.as_ref().map(|m| m.as_str()),
+        Some("code")
+    );
+}
+
+/// A v1 agent whose turn waits for `ms` milliseconds (or for cancellation when `ms` is 0).
+#[derive(Clone)]
+struct Agent {
+    session: Arc<Mutex<Option<AgentSession>>>,
+    limits: TurnLimits,
+}
+
+impl Agent {
+    fn session(&self, connection: &Connection) -> AgentSession {
+        self.session
+            .lock()
+            .expect("lock")
+            .get_or_insert_with(|| AgentSession::new(connection.clone(), "s1", self.limits))
+            .clone()
+    }
+}
+
+impl Handler for Agent {
+    async fn handle_request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        let prompt: acp_v1::PromptRequest = request.params_as()?;
+        let wait = match &prompt.prompt[..] {
+            [acp_v1::ContentBlock::Text(t)] => t.text.parse::<u64>().unwrap_or(0),
+            _ => 0,
+        };
+        let session = self.session(cx.connection());
+        let response = session
+            .prompt(|turn| async move {
+                turn.agent_text("working")
+                    .await
+                    .map_err(RpcError::internal_error)?;
+                if wait == 0 {
+                    // Ignores cancellation on purpose: only the grace period ends it.
+                    std::future::pending::<()>().await;
+                }
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                Ok(StopReason::EndTurn)
+            })
+            .await?;
+        acp_rpc::result(&response)
+    }
+
+    async fn handle_notification(&self, notification: Notification, connection: &Connection) {
+        if notification.method == "session/cancel" {
+            self.session(connection).cancel();
+        }
+    }
+}
+
+fn connect(limits: TurnLimits) -> Connection {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(agent_io);
+    let agent = Agent {
+        session: Arc::default(),
+        limits,
+    };
+    let _agent = Connection::spawn(read, write, agent, ConnectionOptions::default());
+    let (read, write) = tokio::io::split(client_io);
+    Connection::spawn(read, write, Unserved, ConnectionOptions::default()).0
+}
+
+fn prompt(text: &str) -> acp_v1::PromptRequest {
+    acp_v1::PromptRequest::new(
+        "s1",
+        vec![acp_v1::ContentBlock::Text(acp_v1::TextContent::new(text))],
+    )
+}
+
+#[tokio::test]
+async fn the_response_carries_the_stop_reason_and_a_second_prompt_is_32600() {
+    let connection = connect(TurnLimits::default());
+    let first = tokio::spawn({
+        let connection = connection.clone();
+        async move { connection.request(&prompt("200")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let err = connection.request(&prompt("1")).await.expect_err("busy");
+    assert_eq!(err.code(), -32600);
+    let response = first.await.expect("joins").expect("answered");
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn cancel_grace_answers_cancelled_when_the_turn_does_not_wind_down() {
+    let limits = TurnLimits {
+        cancel_grace: Some(Duration::from_millis(50)),
+        max_prompt_duration: None,
+    };
+    let connection = connect(limits);
+    let pending = tokio::spawn({
+        let connection = connection.clone();
+        async move { connection.request(&prompt("0")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    connection
+        .notify(&acp_v1::CancelNotification::new("s1"))
+        .await
+        .expect("sent");
+    let response = tokio::time::timeout(Duration::from_secs(2), pending)
+        .await
+        .expect("answered within the grace")
+        .expect("joins")
+        .expect("a response, not an error");
+    assert_eq!(response.stop_reason, StopReason::Cancelled);
+}
+
+#[tokio::test]
+async fn max_prompt_duration_is_32800_with_the_duration_in_the_data() {
+    let limits = TurnLimits {
+        cancel_grace: None,
+        max_prompt_duration: Some(Duration::from_millis(80)),
+    };
+    let connection = connect(limits);
+    let err = connection
+        .request(&prompt("0"))
+        .await
+        .expect_err("too long");
+    let rpc = err.as_rpc().expect("the agent's error");
+    assert_eq!(rpc.code, -32800);
+    assert_eq!(rpc.data, Some(json!({"maxPromptDurationMs": 80})));
+}
