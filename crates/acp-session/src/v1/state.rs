@@ -1,10 +1,11 @@
 //! [`SessionState`]: a client's view of one v1 session, folded from `session/update`.
 //!
-//! v1 differs from v2: chunks stream messages without a required id (consecutive chunks of one
-//! role form one message; a `messageId`, when present, keys it), `tool_call` creates or replaces
-//! a tool call whole and `tool_call_update` patches it, there is one plan (`plan` replaces its
-//! entries), modes are reported by `current_mode_update`, and the turn's end is the
-//! `session/prompt` response, not an update.
+//! v1 differs from v2: chunks stream messages without a required id (consecutive id-less chunks
+//! of one role form one message, any other update ending the run; a `messageId`, when present,
+//! keys it), `tool_call` creates or replaces a tool call whole and `tool_call_update` changes only
+//! the fields it carries (`null` leaves a field as it is: v1 has no patch semantics), there is one
+//! plan (`plan` replaces its entries), modes are reported by `current_mode_update`, and the turn's
+//! end is the `session/prompt` response, not an update.
 
 use std::collections::HashMap;
 
@@ -175,29 +176,35 @@ impl SessionState {
                         .push(format!("tool_call_update for unknown tool call `{id}`"));
                     return;
                 };
-                match update.kind {
-                    acp_support::Patch::Absent => {}
-                    acp_support::Patch::Null => call.kind = ToolKind::Other,
-                    acp_support::Patch::Value(kind) => call.kind = kind,
+                // v1 updates carry only what changed: `null` leaves a field as it is (the schema
+                // says so of `name`; v1 has no patch semantics to clear anything).
+                if let Some(kind) = update.kind.into_option() {
+                    call.kind = kind;
                 }
-                match update.status {
-                    acp_support::Patch::Absent => {}
-                    acp_support::Patch::Null => call.status = ToolCallStatus::Pending,
-                    acp_support::Patch::Value(status) => call.status = status,
+                if let Some(status) = update.status.into_option() {
+                    call.status = status;
                 }
-                if let acp_support::Patch::Value(title) = update.title {
+                if let Some(title) = update.title.into_option() {
                     call.title = title;
                 }
-                update.name.apply_to(&mut call.name);
-                replace(&mut call.content, update.content);
-                replace(&mut call.locations, update.locations);
-                if let Some(input) = update.raw_input {
-                    call.raw_input = (!input.is_null()).then_some(input);
+                if let Some(name) = update.name.into_option() {
+                    call.name = Some(name);
                 }
-                if let Some(output) = update.raw_output {
-                    call.raw_output = (!output.is_null()).then_some(output);
+                if let Some(content) = update.content.into_option() {
+                    call.content = content;
                 }
-                patch_meta(&mut call.meta, update.meta);
+                if let Some(locations) = update.locations.into_option() {
+                    call.locations = locations;
+                }
+                if let Some(input) = update.raw_input.filter(|v| !v.is_null()) {
+                    call.raw_input = Some(input);
+                }
+                if let Some(output) = update.raw_output.filter(|v| !v.is_null()) {
+                    call.raw_output = Some(output);
+                }
+                if let Some(meta) = update.meta.into_option() {
+                    call.meta = Some(meta);
+                }
             }
             SessionUpdate::Plan(plan) => self.plan = Some(plan.entries),
             SessionUpdate::AvailableCommandsUpdate(update) => {
@@ -247,13 +254,5 @@ impl SessionState {
                 });
             }
         }
-    }
-}
-
-fn replace<T>(target: &mut Vec<T>, patch: acp_support::Patch<Vec<T>>) {
-    match patch {
-        acp_support::Patch::Absent => {}
-        acp_support::Patch::Null => target.clear(),
-        acp_support::Patch::Value(items) => *target = items,
     }
 }
