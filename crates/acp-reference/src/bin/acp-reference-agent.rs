@@ -1,0 +1,17 @@
+//! `acp-reference-agent`: the reference ACP agent on stdin/stdout (protocol v2).
+//!
+//! Launch it from any ACP client. Its turns are scripted by the prompt text: "tool",
+//! "terminal", "plan", "permission", "slow" (combinable); otherwise it echoes the prompt.
+//! Nothing but protocol messages is written to stdout; errors go to stderr.
+
+use acp_reference::cli::AgentArgs;
+use clap::Parser;
+
+#[tokio::main]
+async fn main() {
+    let args = AgentArgs::parse();
+    if let Err(err) = acp_reference::serve_stdio(args.options()).await {
+        eprintln!("acp-reference-agent: the connection task failed: {err}");
+        std::process::exit(1);
+    }
+}

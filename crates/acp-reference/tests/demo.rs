@@ -1,0 +1,79 @@
+//! The reference client drives the reference agent end to end, as two real processes.
+
+use std::process::Command;
+
+#[test]
+fn the_client_drives_the_agent_through_a_full_session() {
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
+        .args(["--agent", env!("CARGO_BIN_EXE_acp-reference-agent")])
+        .args(["--agent-arg=--step-delay-ms=2", "--cancel-after-ms", "300"])
+        .output()
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the demo failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    for expected in [
+        "agent: ACP reference agent (acp-reference-agent ",
+        "capabilities: session (prompt: image, audio, embeddedContext; mcp: stdio, http; delete; additionalDirectories)",
+        "auth methods: agent-login (agent)",
+        "auth/login agent-login: ok",
+        "session/new with cwd \"relative/dir\": refused -32602",
+        "session/new: sess_1 (",
+        "session/set_config_option mode=code: mode = code (of ask, code)",
+        "prompt 1 \"Hello, agent!",
+        "→ msg_user_1: ",
+        "permission requested: \"Allow deleting target/?\" → allow_once",
+        "session/cancel after 0.3 s;",
+        "idle (last stop reason: cancelled)",
+        "replayed state equals the live state: yes",
+        "session/list: 1 session\n",
+        "session/close sess_1: ok",
+        "session/delete sess_1: ok",
+        "session/list: 0 sessions",
+        "auth/logout: ok",
+        "== folded state ==",
+        "  config: mode = code (of ask, code)",
+        "  foreground: idle (last stop reason: cancelled)",
+        "  [user] msg_user_1\n      Hello, agent! Here are a picture, a sound and a file.\n      [image image/png, 70 bytes]\n      [audio audio/wav, 52 bytes]\n",
+        "- you attached an audio clip (audio/wav, 52 bytes)",
+        "call_2_tool  completed  edit  \"Edit src/greeting.rs\"",
+        "      text: Reading src/greeting.rs (3 lines).\n      text: Replacing the greeting.\n      diff: modify ",
+        "call_3_terminal  completed  execute  \"Run `cargo test`\"\n      terminal: term_3\n",
+        "call_5_permission  completed  delete",
+        "$ cargo test  in ",
+        "(exit code 0)",
+        "      | test greeting::speaks_acp ... ok ✓\n",
+        "      | test result: ok. 3 passed; 0 failed\n",
+        "  plan_4\n      [x] Read the prompt\n      [x] Think it over\n      [x] Report back\n",
+        "Working on a long task (30 s)",
+        "Stopped: the turn was cancelled.",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    // The sanitised terminal text holds neither the window title nor colour codes.
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "escape sequences leaked:\n{stdout}"
+    );
+}
+
+#[test]
+fn a_missing_agent_is_a_clear_failure() {
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
+        .args(["--agent", "/nonexistent/acp-reference-agent"])
+        .output()
+        .expect("the client runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot start the agent `/nonexistent/acp-reference-agent`"),
+        "{stderr}"
+    );
+}
