@@ -38,6 +38,20 @@ pub const LIFECYCLE_METHODS: &[&str] = &[
     "session/prompt",
 ];
 
+/// Incoming requests that change which later messages are valid and so finish before any
+/// request read after them starts (requests read before them are not held up). `session/prompt`
+/// is not among them: a v1 prompt lasts the whole turn.
+pub const ORDERED_METHODS: &[&str] = &[
+    "initialize",
+    "authenticate",
+    "logout",
+    "auth/login",
+    "auth/logout",
+    "session/new",
+    "session/load",
+    "session/resume",
+];
+
 /// What to do with an incoming batch array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BatchPolicy {
@@ -102,6 +116,9 @@ type PendingReply = oneshot::Sender<Result<Box<RawValue>, Error>>;
 
 pub(crate) struct Shared {
     pub(crate) outgoing: mpsc::Sender<Outgoing>,
+    /// Set while an incoming request from [`ORDERED_METHODS`] runs: requests read after it wait
+    /// for it to finish.
+    pub(crate) barrier: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
     pub(crate) pending: Mutex<HashMap<RequestId, PendingReply>>,
     pub(crate) incoming: Mutex<HashMap<RequestId, CancellationToken>>,
     pub(crate) closed: CancellationToken,
@@ -150,6 +167,7 @@ impl Connection {
         let (outgoing, outgoing_rx) = mpsc::channel(options.queue_capacity.max(1));
         let shared = Arc::new(Shared {
             outgoing,
+            barrier: Mutex::new(None),
             pending: Mutex::new(HashMap::new()),
             incoming: Mutex::new(HashMap::new()),
             closed: CancellationToken::new(),

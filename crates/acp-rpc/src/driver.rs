@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::connection::{
-    lock, BatchPolicy, Connection, Outgoing, CANCEL_REQUEST, LIFECYCLE_METHODS,
+    lock, BatchPolicy, Connection, Outgoing, CANCEL_REQUEST, LIFECYCLE_METHODS, ORDERED_METHODS,
 };
 use crate::error::{Error, RpcError};
 use crate::framing::{write_line, Frame, FrameReader};
@@ -288,11 +288,22 @@ async fn start_request<H: Handler>(
         connection: connection.clone(),
     };
     let grace = shared.options.cancel_grace;
+    // Wait for an ordered request read earlier; become the barrier if this one is ordered.
+    let mut earlier = lock(&shared.barrier).clone();
+    let finished = ORDERED_METHODS.contains(&request.method.as_str()).then(|| {
+        let (finished, barrier) = tokio::sync::watch::channel(false);
+        *lock(&shared.barrier) = Some(barrier);
+        finished
+    });
     let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method);
     let handler = handler.clone();
     let connection = connection.clone();
     tokio::spawn(
         async move {
+            if let Some(earlier) = earlier.as_mut() {
+                // A dropped sender (the earlier task ended abnormally) releases too.
+                let _ = earlier.wait_for(|done| *done).await;
+            }
             let mut work = tokio::spawn(async move { handler.handle_request(request, cx).await });
             let outcome = tokio::select! {
                 biased;
@@ -310,6 +321,9 @@ async fn start_request<H: Handler>(
                 }
             };
             lock(&connection.shared.incoming).remove(&id);
+            if let Some(finished) = finished {
+                let _ = finished.send(true);
+            }
             drop(permit);
             let message = Message::Response(Response {
                 id: Some(id),

@@ -23,7 +23,7 @@ pub mod process;
 
 pub use connection::{
     BatchItem, BatchPolicy, Connection, ConnectionOptions, RequestOptions, CANCEL_REQUEST,
-    LIFECYCLE_METHODS,
+    LIFECYCLE_METHODS, ORDERED_METHODS,
 };
 pub use error::{codes, Error, RpcError};
 pub use handler::{params, result, Handler, RequestContext};

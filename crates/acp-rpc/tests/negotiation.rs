@@ -158,3 +158,16 @@ async fn a_batch_holding_initialize_is_processed_in_order() {
         "whoami ran after initialize: {answers}"
     );
 }
+
+#[tokio::test]
+async fn requests_sent_right_after_initialize_wait_for_it() {
+    let router = Router::new().v1(Versioned(1)).v2(Versioned(2));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    // Without waiting for the answer, as a conformance tool might.
+    peer.send(&initialize(0, 2)).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#).await;
+    let first = peer.recv_json().await;
+    let second = peer.recv_json().await;
+    assert_eq!(first["id"], 0);
+    assert_eq!(second["result"]["version"], 2, "{second}");
+}

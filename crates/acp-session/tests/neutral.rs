@@ -187,3 +187,21 @@ async fn one_script_serves_both_versions() {
         .collect();
     assert_eq!(v1_plan, v2_plan);
 }
+
+#[tokio::test]
+async fn updates_sent_outside_a_turn_are_replayed() {
+    let (agent, collector, _client) = harness::pair();
+    let session = acp_session::v2::agent::AgentSession::new(agent, "s", Default::default());
+    let mut info = acp_v2::SessionInfoUpdate::new();
+    info.title = acp_support::Patch::Value("Renamed".into());
+    session
+        .send(acp_v2::SessionUpdate::SessionInfoUpdate(info))
+        .await
+        .expect("sent");
+    assert_eq!(session.info().title.as_deref(), Some("Renamed"));
+    harness::settle(&collector, 1).await;
+    let replay = acp_session::v2::replay::replay(&session.history());
+    assert!(replay
+        .iter()
+        .any(|u| matches!(u, acp_v2::SessionUpdate::SessionInfoUpdate(_))));
+}

@@ -130,6 +130,12 @@ impl Handler for ScriptedAgent {
                 session.resume(cx.connection(), &resume.replay_from).await?;
                 acp_rpc::result(&acp_v2::ResumeSessionResponse::new())
             }
+            ClientRequest::CloseSessionRequest(close) => {
+                self.session(cx.connection(), close.session_id.as_str())
+                    .close()
+                    .await;
+                acp_rpc::result(&acp_v2::CloseSessionResponse::new())
+            }
             other => Err(RpcError::method_not_found(
                 acp_support::method::Routed::method(&other),
             )),
@@ -424,4 +430,36 @@ async fn resume_replays_a_compact_history_that_folds_to_the_same_state() {
     .expect("an extension cursor decodes");
     let err = other.request(&bad).await.expect_err("unknown cursor");
     assert_eq!(err.code(), -32602);
+}
+
+#[tokio::test]
+async fn close_ends_the_turn_and_answers_queued_prompts_32800() {
+    let agent = ScriptedAgent::new(BusyPolicy::Queue);
+    let client = FoldingClient::default();
+    let connection = connect(agent, client.clone());
+    connection.request(&prompt("slow")).await.expect("accepted");
+    let queued = tokio::spawn({
+        let connection = connection.clone();
+        async move { connection.request(&prompt("queued")).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    connection
+        .request(&acp_v2::CloseSessionRequest::new("sess_1"))
+        .await
+        .expect("closed");
+    client.wait_for_idle(1).await;
+    assert_eq!(
+        client.kinds().last().map(String::as_str),
+        Some("state_update:idle:cancelled")
+    );
+    let err = queued
+        .await
+        .expect("joins")
+        .expect_err("a queued prompt is cancelled");
+    assert_eq!(err.code(), -32800);
+    let err = connection
+        .request(&prompt("after"))
+        .await
+        .expect_err("closed");
+    assert_eq!(err.code(), -32800);
 }

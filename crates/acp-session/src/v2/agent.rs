@@ -22,9 +22,9 @@ use acp_support::Patch;
 use acp_v2::{
     ContentBlock, ContentChunk, IdleStateUpdate, IdleStateUpdateStopReason, MessageId, PlanEntry,
     PlanItems, PlanUpdate, PlanUpdateContent, ReplayFrom, RequestPermissionOutcome,
-    RequestPermissionRequest, RequiresActionStateUpdate, RunningStateUpdate, SessionId,
-    SessionUpdate, StateUpdate, TerminalOutputChunk, ToolCallContent, ToolCallContentChunk,
-    ToolCallUpdate, UpdateSessionNotification, UserMessage,
+    RequestPermissionRequest, RequestPermissionSubject, RequiresActionStateUpdate,
+    RunningStateUpdate, SessionId, SessionUpdate, StateUpdate, TerminalOutputChunk,
+    ToolCallContent, ToolCallContentChunk, ToolCallUpdate, UpdateSessionNotification, UserMessage,
 };
 use base64::Engine;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -33,6 +33,10 @@ pub use crate::permission::Permission;
 
 use super::replay::{current_state, replay};
 use super::state::SessionState;
+
+/// How long a cancelled turn waits for the client's final answer to a pending permission request
+/// before treating it as cancelled (a client that never answers cannot hang the turn).
+pub const PERMISSION_CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What to do with a prompt that arrives while a turn is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,6 +61,7 @@ pub struct AgentSession {
     connection: Arc<Mutex<Connection>>,
     inner: Arc<Mutex<Inner>>,
     turns: Arc<Semaphore>,
+    closed: CancellationToken,
     policy: BusyPolicy,
     next_id: Arc<AtomicU64>,
 }
@@ -90,6 +95,7 @@ impl AgentSession {
                 current_turn: None,
             })),
             turns: Arc::new(Semaphore::new(1)),
+            closed: CancellationToken::new(),
             policy,
             next_id: Arc::new(AtomicU64::new(1)),
         }
@@ -121,17 +127,28 @@ impl AgentSession {
     /// Accepts a prompt and begins its turn: the user message is acknowledged (its generated id is
     /// [`Turn::user_message_id`], for the `session/prompt` response) and `running` reported.
     pub async fn begin_turn(&self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
+        let closed = || {
+            RpcError::request_cancelled()
+                .with_data(serde_json::json!({"reason": "the session was closed"}))
+        };
+        if self.closed.is_cancelled() {
+            return Err(closed());
+        }
         let permit = match self.policy {
             BusyPolicy::Reject => self.turns.clone().try_acquire_owned().map_err(|_| {
                 RpcError::invalid_request("a prompt is already running in this session")
             })?,
-            BusyPolicy::Queue => self
-                .turns
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|_| RpcError::internal_error("the session is closed"))?,
+            BusyPolicy::Queue => tokio::select! {
+                permit = self.turns.clone().acquire_owned() => {
+                    permit.map_err(|_| RpcError::internal_error("the session's turn queue is gone"))?
+                }
+                // A prompt still waiting when the session closes is answered -32800.
+                () = self.closed.cancelled() => return Err(closed()),
+            },
         };
+        if self.closed.is_cancelled() {
+            return Err(closed());
+        }
         let cancellation = CancellationToken::new();
         lock(&self.inner).current_turn = Some(cancellation.clone());
         let turn = Turn {
@@ -150,6 +167,33 @@ impl AgentSession {
             .await
             .map_err(to_rpc)?;
         Ok(turn)
+    }
+
+    /// `session/close`: cancels the running turn, answers prompts still queued `-32800`, refuses
+    /// new ones, and returns once the running turn has ended (`idle` + `cancelled` sent).
+    pub async fn close(&self) {
+        self.closed.cancel();
+        self.cancel();
+        // The running turn holds the only permit until it ends.
+        let _ = self.turns.acquire().await;
+    }
+
+    /// `true` once [`AgentSession::close`] has been called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// The session's metadata (title, last update), without cloning the whole history.
+    pub fn info(&self) -> super::state::SessionInfo {
+        lock(&self.inner).history.info.clone()
+    }
+
+    /// Sends an update outside a turn (a `config_option_update` after
+    /// `session/set_config_option`, a `session_info_update` ...) and records it in the history,
+    /// so a later replay includes it.
+    pub async fn send(&self, update: SessionUpdate) -> Result<(), Error> {
+        lock(&self.inner).history.apply(update.clone());
+        self.notify(update).await
     }
 
     /// `session/cancel`: the running turn's cancellation fires (its permission requests are
@@ -265,8 +309,7 @@ impl Turn {
 
     /// Sends any update (and records it in the history).
     pub async fn send(&self, update: SessionUpdate) -> Result<(), Error> {
-        lock(&self.session.inner).history.apply(update.clone());
-        self.session.notify(update).await
+        self.session.send(update).await
     }
 
     /// Starts a new agent message; its chunks share one generated `messageId`.
@@ -341,6 +384,12 @@ impl Turn {
         if self.is_cancelled() {
             return Ok(Permission::Cancelled);
         }
+        // Clients apply a `tool_call` subject like a tool call update: so does the history.
+        if let Patch::Value(RequestPermissionSubject::ToolCall(subject)) = &request.subject {
+            lock(&self.session.inner)
+                .history
+                .apply(SessionUpdate::ToolCallUpdate(subject.tool_call.clone()));
+        }
         self.send(state(StateUpdate::RequiresAction(
             RequiresActionStateUpdate::new(),
         )))
@@ -350,24 +399,33 @@ impl Turn {
             graceful: true,
             ..Default::default()
         };
-        let answer = self
-            .session
-            .connection()
-            .request_with(&request, options)
-            .await;
+        let connection = self.session.connection();
+        let answer = connection.request_with(&request, options);
+        // After a cancel the client's final answer is awaited, but not forever.
+        let gave_up = async {
+            self.cancellation.cancelled().await;
+            tokio::time::sleep(PERMISSION_CANCEL_GRACE).await;
+        };
+        let answer = tokio::select! {
+            answer = answer => Some(answer),
+            () = gave_up => None,
+        };
         let permission = match answer {
-            _ if self.is_cancelled() => Permission::Cancelled,
-            Ok(response) => match response.outcome {
-                RequestPermissionOutcome::Selected(selected) => {
-                    Permission::Selected(selected.option_id.0)
+            None => Permission::Cancelled,
+            Some(_) if self.is_cancelled() => Permission::Cancelled,
+            Some(answer) => match answer {
+                Ok(response) => match response.outcome {
+                    RequestPermissionOutcome::Selected(selected) => {
+                        Permission::Selected(selected.option_id.0)
+                    }
+                    RequestPermissionOutcome::Cancelled(_) => Permission::Cancelled,
+                    _ => Permission::Unrecognised,
+                },
+                Err(Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
+                    Permission::Cancelled
                 }
-                RequestPermissionOutcome::Cancelled(_) => Permission::Cancelled,
-                _ => Permission::Unrecognised,
+                Err(err) => return Err(err),
             },
-            Err(Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
-                Permission::Cancelled
-            }
-            Err(err) => return Err(err),
         };
         if !self.is_cancelled() {
             self.send(state(StateUpdate::Running(RunningStateUpdate::new())))
