@@ -8,11 +8,11 @@ use clap::Parser;
 use crate::script::ScriptConfig;
 use crate::AgentOptions;
 
-/// The reference ACP agent, serving protocol v2 over stdio.
+/// The reference ACP agent, serving protocol v1 or v2 (negotiated at `initialize`) over stdio.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "acp-reference-agent", version, about)]
 pub struct AgentArgs {
-    /// Require `auth/login` (method `agent-login`) before any session method.
+    /// Require `auth/login` (v2) or `authenticate` (v1), method `agent-login`, before any session method.
     #[arg(long)]
     pub require_auth: bool,
     /// Pause between the steps of scripted turns, in milliseconds.

@@ -133,6 +133,18 @@ pub fn unsupported_transport(index: usize, transport: &str) -> Invalid {
     }
 }
 
+/// The decoded size of base64 `data` in field `field` (e.g. `prompt[1].data`).
+pub fn base64_len(field: &str, data: &str) -> Result<usize, Invalid> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map(|bytes| bytes.len())
+        .map_err(|err| Invalid::BadBase64 {
+            field: field.to_owned(),
+            reason: err.to_string(),
+        })
+}
+
 fn named(field: &str, name: &str) -> Result<(), Invalid> {
     if name.trim().is_empty() {
         return Err(Invalid::EmptyName {

@@ -165,7 +165,8 @@ async fn requests_sent_right_after_initialize_wait_for_it() {
     let (_connection, mut peer) = connect(router, ConnectionOptions::default());
     // Without waiting for the answer, as a conformance tool might.
     peer.send(&initialize(0, 2)).await;
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#).await;
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#)
+        .await;
     let first = peer.recv_json().await;
     let second = peer.recv_json().await;
     assert_eq!(first["id"], 0);

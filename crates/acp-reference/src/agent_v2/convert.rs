@@ -10,7 +10,6 @@ use acp_v2::{
     SessionConfigOptionCategory, SessionConfigOptionType, SessionConfigSelect,
     SessionConfigSelectOption, SessionConfigSelectOptions, SessionDeleteCapabilities,
 };
-use base64::Engine;
 
 use crate::auth::LOGIN_METHOD_ID;
 use crate::script::{PromptPart, KEYWORDS, MODES};
@@ -159,11 +158,5 @@ fn part(index: usize, block: &ContentBlock) -> Result<PromptPart, Invalid> {
 }
 
 fn decoded_len(field: &str, data: &str) -> Result<usize, Invalid> {
-    base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map(|bytes| bytes.len())
-        .map_err(|err| Invalid::BadBase64 {
-            field: field.to_owned(),
-            reason: err.to_string(),
-        })
+    validate::base64_len(field, data)
 }

@@ -1,4 +1,5 @@
-//! `acp-reference-agent`: the reference ACP agent on stdin/stdout (protocol v2).
+//! `acp-reference-agent`: the reference ACP agent on stdin/stdout (protocol v1 or v2, negotiated
+//! per connection at `initialize`).
 //!
 //! Launch it from any ACP client. Its turns are scripted by the prompt text: "tool",
 //! "terminal", "plan", "permission", "slow" (combinable); otherwise it echoes the prompt.
