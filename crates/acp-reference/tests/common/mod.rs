@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test crate uses part of it
 
+use std::future::Future;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -131,6 +132,63 @@ impl RawAgent {
         all
     }
 
+    /// The next message; fails naming `what` was awaited when none arrives within the
+    /// patience (a wedged agent).
+    pub async fn next_expecting(&mut self, what: &str) -> Value {
+        let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| {
+                panic!("no message from the agent within {PATIENCE:?} while waiting for {what}")
+            })
+            .expect("readable stdout")
+            .unwrap_or_else(|| panic!("the agent exited while waiting for {what}"));
+        serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+    }
+
+    /// Reads into `seen` until `done(seen)` holds (checked before each read too); `what`
+    /// names the wait in a failure.
+    pub async fn read_until(
+        &mut self,
+        seen: &mut Vec<Value>,
+        what: &str,
+        done: impl Fn(&[Value]) -> bool,
+    ) {
+        while !done(seen) {
+            let message = self.next_expecting(what).await;
+            seen.push(message);
+        }
+    }
+
+    /// Writes `messages` as consecutive lines in one write: the agent finds them all in its
+    /// input at once.
+    pub async fn send_lines(&mut self, messages: &[Value]) {
+        let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+        self.stdin
+            .write_all(text.as_bytes())
+            .await
+            .expect("the agent reads");
+        self.stdin.flush().await.expect("flushed");
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    /// Reserves a request id for a request built by hand (sent with [`Self::send_lines`] or
+    /// inside a batch); it never collides with the ids of [`Self::start_request`].
+    pub fn reserve_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Answers the client-side request `id` with an arbitrary `result`.
+    pub async fn answer_raw(&mut self, id: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
+    }
+
     pub async fn answer_permission(&mut self, message: &Value, option: &str) {
         if message["method"] == "session/request_permission" {
             let answer = json!({"outcome": {"outcome": "selected", "optionId": option}});
@@ -146,4 +204,71 @@ pub fn cwd() -> String {
 
 pub fn is_idle(message: &Value) -> bool {
     message["params"]["update"]["state"] == "idle"
+}
+
+/// A request line with an explicit id.
+pub fn request_line(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A notification line.
+pub fn notification_line(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+/// Runs `test`, failing (instead of hanging the suite) when it takes longer than `limit`: a
+/// wedged agent that stops reading its input blocks the test's writes, which no per-message
+/// timeout would catch.
+pub async fn bounded<F: Future>(limit: Duration, test: F) -> F::Output {
+    match tokio::time::timeout(limit, test).await {
+        Ok(output) => output,
+        Err(_) => panic!("the test did not finish within {limit:?}: the agent wedged"),
+    }
+}
+
+/// Starts the agent (`--step-delay-ms 1` and `args`), writes `messages` as lines in one write,
+/// closes its stdin at once and reads its stdout to the end; returns every message it wrote
+/// before exiting. Fails when the agent neither finishes writing nor exits within the patience.
+pub async fn run_to_eof(args: &[&str], messages: &[Value]) -> Vec<Value> {
+    use tokio::io::AsyncReadExt;
+
+    let mut all = vec!["--step-delay-ms", "1"];
+    all.extend_from_slice(args);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-reference-agent"))
+        .args(&all)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the agent starts");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    stdin
+        .write_all(text.as_bytes())
+        .await
+        .expect("the agent reads");
+    drop(stdin); // EOF
+    let mut output = String::new();
+    tokio::time::timeout(PATIENCE, stdout.read_to_string(&mut output))
+        .await
+        .expect("the agent closes its stdout in time after EOF")
+        .expect("readable stdout");
+    tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("the agent exits in time after EOF")
+        .expect("the agent's exit status");
+    output
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+        })
+        .collect()
+}
+
+/// The answer (a response, not a request) to request `id` among `messages`.
+pub fn answer_to(messages: &[Value], id: u64) -> Option<&Value> {
+    messages
+        .iter()
+        .find(|m| m.get("method").is_none() && m["id"] == json!(id))
 }
