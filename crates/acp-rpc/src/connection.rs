@@ -2,7 +2,7 @@
 //! notifications through it while its [`Handler`](crate::Handler) serves the peer's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -10,119 +10,52 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{oneshot, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use crate::driver;
+use crate::driver::{self, Cancels};
 use crate::error::{Error, RpcError};
-use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::handler::Handler;
 use crate::id::RequestId;
 use crate::message::{Message, Notification, Request};
+use crate::options::{ConnectionOptions, RequestOptions};
+use crate::order::Sequencer;
+use crate::outbox::Outbox;
 
 /// The method of the protocol-level cancellation notification.
 pub const CANCEL_REQUEST: &str = "$/cancel_request";
 
-/// Methods the migration guide says must not be batched: each changes which later messages are
-/// valid. A batch holding one is processed entry by entry, in order; [`Connection::send_batch`]
-/// refuses them.
-pub const LIFECYCLE_METHODS: &[&str] = &[
-    "initialize",
-    "authenticate",
-    "auth/login",
-    "session/new",
-    "session/load",
-    "session/resume",
-    "session/prompt",
-];
-
-/// Incoming requests that change which later messages are valid and so finish before any
-/// request read after them starts (requests read before them are not held up). `session/prompt`
-/// is not among them: a v1 prompt lasts the whole turn.
-pub const ORDERED_METHODS: &[&str] = &[
-    "initialize",
-    "authenticate",
-    "logout",
-    "auth/login",
-    "auth/logout",
-    "session/new",
-    "session/load",
-    "session/resume",
-];
-
-/// What to do with an incoming batch array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BatchPolicy {
-    /// Process it as JSON-RPC 2.0 and the migration guide say (the default).
-    #[default]
-    Accept,
-    /// Answer any array with one `-32600`, as the official SDKs do since the 2.4.0 schema dropped
-    /// batch types.
-    Reject,
-}
-
-/// Connection settings.
-#[derive(Debug, Clone)]
-pub struct ConnectionOptions {
-    /// The largest message accepted, in bytes; a longer line is answered `-32600` and dropped.
-    pub max_message_size: usize,
-    /// Capacity of the outgoing and the ordered incoming queues; a full queue makes the sender
-    /// (or the reader) wait, so memory stays bounded.
-    pub queue_capacity: usize,
-    /// Incoming requests handled at once; beyond it the reader waits.
-    pub max_concurrent_requests: usize,
-    /// Incoming batches.
-    pub batches: BatchPolicy,
-    /// A timeout for outgoing requests that set none themselves.
-    pub request_timeout: Option<Duration>,
-    /// How long a cancelled incoming request's handler may take to answer with its own result
-    /// before it is aborted and the request answered `-32800`.
-    pub cancel_grace: Duration,
-}
-
-impl Default for ConnectionOptions {
-    fn default() -> Self {
-        Self {
-            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            queue_capacity: 256,
-            max_concurrent_requests: 256,
-            batches: BatchPolicy::Accept,
-            request_timeout: None,
-            cancel_grace: Duration::from_millis(250),
-        }
-    }
-}
-
-/// Per-request options for [`Connection::request_with`].
-#[derive(Debug, Clone, Default)]
-pub struct RequestOptions {
-    /// Cancel (`$/cancel_request`) and fail with [`Error::Timeout`] after this long.
-    pub timeout: Option<Duration>,
-    /// Cancel when this token fires.
-    pub cancellation: Option<CancellationToken>,
-    /// After cancelling, keep waiting for the peer's final answer (its partial result or its
-    /// `-32800`) instead of failing at once.
-    pub graceful: bool,
-}
-
-pub(crate) enum Outgoing {
-    Line(String),
-    Close,
-}
-
 type PendingReply = oneshot::Sender<Result<Box<RawValue>, Error>>;
 
 pub(crate) struct Shared {
-    pub(crate) outgoing: mpsc::Sender<Outgoing>,
-    /// Set while an incoming request from [`ORDERED_METHODS`] runs: requests read after it wait
-    /// for it to finish.
-    pub(crate) barrier: Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+    pub(crate) outbox: Outbox,
+    /// This side's requests waiting for their answers.
     pub(crate) pending: Mutex<HashMap<RequestId, PendingReply>>,
-    pub(crate) incoming: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The peer's requests being handled, by id: their cancellation.
+    pub(crate) incoming: Mutex<HashMap<RequestId, Cancels>>,
+    /// Parent of every incoming request's cancellation; fires when the connection shuts down.
+    pub(crate) incoming_cancel: CancellationToken,
+    /// Fires when nothing more will be read (EOF, a read error, `close`): no answer can arrive.
+    pub(crate) input_closed: CancellationToken,
+    /// Fires when `close` is called: the reader stops.
+    pub(crate) closing: CancellationToken,
+    /// Fires when the writer has stopped: the connection is closed.
     pub(crate) closed: CancellationToken,
-    pub(crate) request_slots: Arc<Semaphore>,
+    /// Handlers running at once.
+    pub(crate) slots: Arc<Semaphore>,
+    /// Incoming requests read and not yet answered.
+    pub(crate) unanswered: Arc<Semaphore>,
+    /// Keyed notifications read and not yet delivered.
+    pub(crate) undelivered: Arc<Semaphore>,
+    /// Arrival order of incoming messages.
+    pub(crate) sequencer: Sequencer,
+    /// Every task handling an incoming message, so shutdown can wait for their answers.
+    pub(crate) tasks: TaskTracker,
+    /// The negotiated protocol version; 0 until there is one.
+    protocol_version: AtomicU32,
     pub(crate) options: ConnectionOptions,
     next_id: AtomicI64,
 }
@@ -164,14 +97,24 @@ impl Connection {
         W: AsyncWrite + Send + Unpin + 'static,
         H: Handler,
     {
-        let (outgoing, outgoing_rx) = mpsc::channel(options.queue_capacity.max(1));
+        let mut options = options;
+        options.order = std::mem::take(&mut options.order).merge(handler.order_rules());
+        let (outbox, outgoing_rx) = Outbox::new(options.queue_capacity, options.max_outgoing_bytes);
+        let bound = |n: usize| Arc::new(Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS)));
         let shared = Arc::new(Shared {
-            outgoing,
-            barrier: Mutex::new(None),
+            outbox,
             pending: Mutex::new(HashMap::new()),
             incoming: Mutex::new(HashMap::new()),
+            incoming_cancel: CancellationToken::new(),
+            input_closed: CancellationToken::new(),
+            closing: CancellationToken::new(),
             closed: CancellationToken::new(),
-            request_slots: Arc::new(Semaphore::new(options.max_concurrent_requests.max(1))),
+            slots: bound(options.max_concurrent_requests),
+            unanswered: bound(options.max_pending_requests),
+            undelivered: bound(options.max_pending_notifications),
+            sequencer: Sequencer::default(),
+            tasks: TaskTracker::new(),
+            protocol_version: AtomicU32::new(0),
             options,
             next_id: AtomicI64::new(0),
         });
@@ -196,12 +139,29 @@ impl Connection {
         self.shared.closed.cancelled().await;
     }
 
-    /// Closes the connection: queued messages are written, the writer is shut down (closing the
-    /// peer's input), pending requests fail with [`Error::ConnectionClosed`].
+    /// Closes the connection: reading stops, pending requests fail with
+    /// [`Error::ConnectionClosed`], the peer's requests in flight are cancelled and answered
+    /// (their own cancellation result, or `-32800` after the cancel grace), queued messages are
+    /// written, and the writer is shut down (closing the peer's input).
     pub async fn close(&self) {
-        // If the queue is gone the writer has already stopped.
-        let _ = self.shared.outgoing.send(Outgoing::Close).await;
+        self.shared.closing.cancel();
         self.shared.closed.cancelled().await;
+    }
+
+    /// The protocol version negotiated on this connection, once it has been.
+    pub fn protocol_version(&self) -> Option<u16> {
+        match self.shared.protocol_version.load(Ordering::Acquire) {
+            0 => None,
+            version => u16::try_from(version).ok(),
+        }
+    }
+
+    /// Records the negotiated protocol version (the negotiation layer does, on both sides), so
+    /// every handler can read it from its [`RequestContext`](crate::RequestContext).
+    pub fn set_protocol_version(&self, version: u16) {
+        self.shared
+            .protocol_version
+            .store(u32::from(version), Ordering::Release);
     }
 
     pub(crate) async fn send_line(&self, line: String) -> Result<(), Error> {
@@ -209,8 +169,8 @@ impl Connection {
             return Err(Error::ConnectionClosed);
         }
         self.shared
-            .outgoing
-            .send(Outgoing::Line(line))
+            .outbox
+            .send(line)
             .await
             .map_err(|_| Error::ConnectionClosed)
     }
@@ -288,25 +248,24 @@ impl Connection {
             cancel_sent: false,
             done: false,
         };
-        // The driver fails every pending request when it closes; one registered after that
-        // would wait forever.
-        if self.is_closed() {
+        // The driver fails every pending request once its input has closed; one registered after
+        // that would wait forever.
+        if self.shared.input_closed.is_cancelled() {
             return Err(Error::ConnectionClosed);
         }
         Ok(in_flight)
     }
 
     /// Sends several requests and notifications as one JSON-RPC batch and waits for every
-    /// answer. Lifecycle methods ([`LIFECYCLE_METHODS`]) are refused: they must not be batched.
+    /// answer. Methods the connection's [`OrderRules`](crate::OrderRules) mark unbatchable are
+    /// refused.
     /// Returns one entry per item: `Some` answer for requests, `None` for notifications.
     pub async fn send_batch(
         &self,
         items: Vec<BatchItem>,
     ) -> Result<Vec<Option<Result<Box<RawValue>, Error>>>, Error> {
-        if let Some(item) = items
-            .iter()
-            .find(|i| LIFECYCLE_METHODS.contains(&i.method.as_str()))
-        {
+        let rules = &self.shared.options.order;
+        if let Some(item) = items.iter().find(|i| rules.is_unbatchable(&i.method)) {
             return Err(Error::Usage(format!(
                 "`{}` changes which later messages are valid and must not be batched",
                 item.method
@@ -437,13 +396,11 @@ impl InFlight {
             params: serde_json::value::to_raw_value(&params).ok(),
         })
         .to_json();
-        let outgoing = self.connection.shared.outgoing.clone();
-        if let Err(mpsc::error::TrySendError::Full(message)) =
-            outgoing.try_send(Outgoing::Line(line))
-        {
+        let outbox = self.connection.shared.outbox.clone();
+        if let Err(line) = outbox.try_send(line) {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {
-                    let _ = outgoing.send(message).await;
+                    let _ = outbox.send(line).await;
                 });
             }
         }

@@ -55,9 +55,30 @@ impl RpcError {
     }
 
     /// Attaches structured data.
-    pub fn with_data(mut self, data: impl Serialize) -> Self {
-        self.data = serde_json::to_value(data).ok();
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
         self
+    }
+
+    /// Attaches typed data (`acp_v2::SessionNotFoundErrorData`, ...). A value that cannot be
+    /// encoded is an error, never silently dropped.
+    pub fn try_with_data<T: Serialize + ?Sized>(
+        mut self,
+        data: &T,
+    ) -> Result<Self, serde_json::Error> {
+        self.data = Some(serde_json::to_value(data)?);
+        Ok(self)
+    }
+
+    /// `-32603` with `{"reason": "overloaded", "limit": N}`: a request refused because `limit`
+    /// requests are already waiting for their answers.
+    pub fn overloaded(limit: usize) -> Self {
+        Self::new(
+            codes::INTERNAL_ERROR,
+            format!("Internal error: too many requests in flight (limit {limit})"),
+        )
+        .with_data(serde_json::json!({ "reason": "overloaded", "limit": limit }))
     }
 
     /// `-32700`: the line was not valid JSON (or not UTF-8).
@@ -93,9 +114,10 @@ impl RpcError {
         Self::new(codes::REQUEST_CANCELLED, "Request cancelled")
     }
 
-    /// The code as the schema's typed, open `ErrorCode`.
-    pub fn kind(&self) -> acp_v2::ErrorCode {
-        acp_v2::ErrorCode::from(self.code)
+    /// The code as one of JSON-RPC's own kinds (the protocol's codes, such as ACP's `-32002`,
+    /// are [`ErrorKind::Other`]: read them with the model crate's `ErrorCode::from(code)`).
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::from(self.code)
     }
 
     /// The data decoded as `T` (e.g. `acp_v2::UnsupportedProtocolVersionErrorData`).
@@ -118,8 +140,43 @@ impl From<acp_support::MethodDecodeError> for RpcError {
     }
 }
 
+/// The JSON-RPC 2.0 error kinds the transport itself produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `-32700`.
+    ParseError,
+    /// `-32600`.
+    InvalidRequest,
+    /// `-32601`.
+    MethodNotFound,
+    /// `-32602`.
+    InvalidParams,
+    /// `-32603`.
+    InternalError,
+    /// `-32800` (`$/cancel_request`).
+    RequestCancelled,
+    /// Any other code: the application's own.
+    Other(i32),
+}
+
+impl From<i32> for ErrorKind {
+    fn from(code: i32) -> Self {
+        match code {
+            codes::PARSE_ERROR => ErrorKind::ParseError,
+            codes::INVALID_REQUEST => ErrorKind::InvalidRequest,
+            codes::METHOD_NOT_FOUND => ErrorKind::MethodNotFound,
+            codes::INVALID_PARAMS => ErrorKind::InvalidParams,
+            codes::INTERNAL_ERROR => ErrorKind::InternalError,
+            codes::REQUEST_CANCELLED => ErrorKind::RequestCancelled,
+            other => ErrorKind::Other(other),
+        }
+    }
+}
+
 /// What a call on a connection can fail with.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The peer answered with an error (or a local handler produced one).
     #[error(transparent)]
@@ -139,6 +196,24 @@ pub enum Error {
     /// The call is not allowed in this form (e.g. a lifecycle method in a batch).
     #[error("{0}")]
     Usage(String),
+    /// The peer broke the protocol (e.g. it chose a protocol version that was not offered).
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+impl From<Error> for RpcError {
+    /// What a handler answers when a call it made failed: the peer's error as it came, a
+    /// timeout as `-32800`, anything else as `-32603` naming the cause.
+    fn from(err: Error) -> Self {
+        match err {
+            Error::Rpc(err) => err,
+            Error::Timeout(after) => RpcError::new(
+                codes::REQUEST_CANCELLED,
+                format!("Request cancelled: timed out after {after:?}"),
+            ),
+            other => RpcError::internal_error(other),
+        }
+    }
 }
 
 impl Error {
@@ -147,8 +222,11 @@ impl Error {
         match self {
             Error::Rpc(e) => e.code,
             Error::Timeout(_) => codes::REQUEST_CANCELLED,
-            Error::InvalidResult(_) | Error::Encode(_) | Error::Usage(_) => codes::INTERNAL_ERROR,
-            Error::ConnectionClosed => codes::INTERNAL_ERROR,
+            Error::InvalidResult(_)
+            | Error::Encode(_)
+            | Error::Usage(_)
+            | Error::Protocol(_)
+            | Error::ConnectionClosed => codes::INTERNAL_ERROR,
         }
     }
 
@@ -165,6 +243,7 @@ impl Error {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "v2")]
     #[test]
     fn codes_match_the_schema() {
         use acp_v2::ErrorCode;
@@ -187,6 +266,33 @@ mod tests {
         ] {
             assert_eq!(ErrorCode::from(code), known);
         }
+    }
+
+    #[test]
+    fn kinds_and_conversions() {
+        assert_eq!(
+            RpcError::request_cancelled().kind(),
+            ErrorKind::RequestCancelled
+        );
+        assert_eq!(RpcError::new(-32002, "x").kind(), ErrorKind::Other(-32002));
+        let answer = RpcError::from(Error::ConnectionClosed);
+        assert_eq!(answer.code, codes::INTERNAL_ERROR);
+        assert!(answer.message.contains("connection closed"));
+        let timeout = RpcError::from(Error::Timeout(Duration::from_secs(1)));
+        assert_eq!(timeout.code, codes::REQUEST_CANCELLED);
+        let peer = RpcError::new(-32002, "Session not found");
+        assert_eq!(RpcError::from(Error::Rpc(peer.clone())), peer);
+    }
+
+    #[test]
+    fn typed_data_that_cannot_be_encoded_is_an_error() {
+        let mut map = std::collections::BTreeMap::new();
+        map.insert(vec![1u8], 1);
+        assert!(RpcError::new(1, "x").try_with_data(&map).is_err());
+        let ok = RpcError::new(1, "x")
+            .try_with_data(&serde_json::json!({"a": 1}))
+            .expect("encodes");
+        assert_eq!(ok.data, Some(serde_json::json!({"a": 1})));
     }
 
     #[test]

@@ -1,24 +1,30 @@
 //! What a connection calls for incoming messages: [`Handler`] and the [`RequestContext`] it gets.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::Connection;
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::connection::{lock, Connection};
 use crate::error::RpcError;
 use crate::id::RequestId;
 use crate::message::{Notification, Request};
+use crate::order::{OrderRules, Ticket};
 
 /// Handles the requests and notifications a peer sends.
 ///
-/// Requests run concurrently, each in its own task: a slow request never holds up another.
-/// Notifications (and the responses to this side's requests) are delivered one at a time, in the
-/// order they arrived, so a `session/update` sent before a response is seen before it. A
-/// notification handler should therefore be quick, and must not wait for the answer to a request
-/// it sends (spawn a task for that).
+/// Requests run concurrently, each in its own task: a slow request never holds up another, except
+/// as the connection's [`OrderRules`] say (a lifecycle barrier, or an earlier message with the same
+/// key). Notifications (and the responses to this side's requests) are delivered one at a time,
+/// in the order they arrived, so a `session/update` sent before a response is seen before it; a
+/// keyed notification is delivered in its key's order instead. A notification handler should
+/// therefore be quick, and must not wait for the answer to a request it sends (spawn a task for
+/// that).
 pub trait Handler: Send + Sync + 'static {
     /// Answers a request with its raw result or an error. A panic is answered `-32603`.
     fn handle_request(
@@ -33,21 +39,53 @@ pub trait Handler: Send + Sync + 'static {
         notification: Notification,
         connection: &Connection,
     ) -> impl Future<Output = ()> + Send;
+
+    /// The ordering rules this handler's protocol needs, merged into
+    /// [`ConnectionOptions::order`](crate::ConnectionOptions::order) when the connection starts
+    /// (a [`negotiate::Router`](crate::negotiate::Router) brings those of the versions it serves).
+    /// None by default.
+    fn order_rules(&self) -> OrderRules {
+        OrderRules::default()
+    }
 }
 
-/// The per-request context: its id, its cancellation and the connection (to call the peer back,
-/// e.g. an agent asking for permission while a prompt runs).
+/// The per-request context: its id, its cancellation, its place in the arrival order and the
+/// connection (to call the peer back, e.g. an agent asking for permission while a prompt runs).
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     pub(crate) id: RequestId,
+    pub(crate) arrival: u64,
     pub(crate) cancellation: CancellationToken,
     pub(crate) connection: Connection,
+    pub(crate) holds: Arc<Holds>,
+}
+
+/// What a running request holds that later messages wait for; given back early by the handler
+/// or when it finishes, whichever comes first.
+#[derive(Debug, Default)]
+pub(crate) struct Holds {
+    pub(crate) ticket: Mutex<Option<Ticket>>,
+    pub(crate) slot: Mutex<Option<OwnedSemaphorePermit>>,
+}
+
+impl Holds {
+    /// Gives back everything (the handler has finished).
+    pub(crate) fn release_all(&self) {
+        drop(lock(&self.ticket).take());
+        drop(lock(&self.slot).take());
+    }
 }
 
 impl RequestContext {
     /// The request's id.
     pub fn id(&self) -> &RequestId {
         &self.id
+    }
+
+    /// The request's arrival number on this connection: messages are numbered in the order they
+    /// were read, from 1 (batch entries one by one).
+    pub fn arrival(&self) -> u64 {
+        self.arrival
     }
 
     /// Fires when the peer sends `$/cancel_request` for this request or the connection closes.
@@ -63,12 +101,44 @@ impl RequestContext {
     pub fn connection(&self) -> &Connection {
         &self.connection
     }
+
+    /// The protocol version negotiated on this connection, once it has been.
+    pub fn protocol_version(&self) -> Option<u16> {
+        self.connection.protocol_version()
+    }
+
+    /// Lets the messages ordered after this one ([`Lane::Keyed`](crate::Lane::Keyed) with the
+    /// same key) be handled now. Call it once the request has registered itself where later
+    /// messages will find it (a prompt queued in its session); it happens anyway when the handler
+    /// finishes. Idempotent; does nothing for unordered requests.
+    pub fn release_order(&self) {
+        drop(lock(&self.holds.ticket).take());
+    }
+
+    /// Gives back this request's slot of
+    /// [`ConnectionOptions::max_concurrent_requests`](crate::ConnectionOptions::max_concurrent_requests)
+    /// while it waits for something that is not work (a prompt held behind a running turn). It
+    /// still counts as pending. Happens anyway when the handler finishes. Idempotent.
+    pub fn release_slot(&self) {
+        drop(lock(&self.holds.slot).take());
+    }
 }
 
-/// Decodes params into `T`; a mismatch is `-32602` naming the field. Missing params decode as `{}`.
+/// Decodes named params into `T`; a mismatch is `-32602` naming the field. Missing params decode
+/// as `{}`. By-position (array) params are `-32602` too: a struct's fields have names, and
+/// matching them by position would decode a message its sender did not mean.
 pub fn params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, RpcError> {
-    acp_support::method::decode_json(params.map_or("{}", RawValue::get))
+    let text = params.map_or("{}", RawValue::get);
+    if text.trim_start().starts_with('[') {
+        return Err(by_position());
+    }
+    acp_support::method::decode_json(text)
         .map_err(|(path, err)| RpcError::invalid_params(format!("at `{path}`: {err}")))
+}
+
+/// `-32602` for by-position params.
+pub(crate) fn by_position() -> RpcError {
+    RpcError::invalid_params("params must be an object (named members), not an array")
 }
 
 /// Encodes a handler's result.

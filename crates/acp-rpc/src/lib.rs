@@ -4,7 +4,8 @@
 //! - [`message`]: the raw message layer; params stay raw until a handler asks for their type.
 //! - [`Connection`]: full duplex; outgoing requests with fresh ids, timeouts and
 //!   `$/cancel_request`; incoming requests run concurrently, notifications and responses are
-//!   delivered in arrival order; batches; bounded queues.
+//!   delivered in arrival order; batches; every queue bounded.
+//! - [`order`]: which messages the caller's protocol orders, admitted in arrival order.
 //! - [`Handler`]: what serves the peer's messages.
 //! - [`negotiate`]: the `initialize` handshake, serving v1 and v2 from one binary.
 //! - [`process`]: stdio and agent subprocesses.
@@ -18,14 +19,17 @@ pub mod framing;
 mod handler;
 mod id;
 pub mod message;
+#[cfg(any(feature = "v1", feature = "v2"))]
 pub mod negotiate;
+mod options;
+pub mod order;
+mod outbox;
 pub mod process;
 
-pub use connection::{
-    BatchItem, BatchPolicy, Connection, ConnectionOptions, RequestOptions, CANCEL_REQUEST,
-    LIFECYCLE_METHODS, ORDERED_METHODS,
-};
-pub use error::{codes, Error, RpcError};
+pub use connection::{BatchItem, Connection, CANCEL_REQUEST};
+pub use error::{codes, Error, ErrorKind, RpcError};
 pub use handler::{params, result, Handler, RequestContext};
 pub use id::RequestId;
+pub use options::{BatchPolicy, ConnectionOptions, RequestOptions};
+pub use order::{Lane, OrderRules};
 pub use tokio_util::sync::CancellationToken;

@@ -33,8 +33,11 @@ pub struct Notification {
 impl Request {
     /// Decodes the params with a generated envelope (`acp_v2::ClientRequest`, ...): an unknown
     /// method is `-32601`, params that do not match are `-32602` naming the field.
+    ///
+    /// By-position (array) params are `-32602` for every method but extensions (`_`-prefixed,
+    /// whose params the envelope keeps raw): the protocol gives its methods named params.
     pub fn route<E: acp_support::method::Routed>(&self) -> Result<E, RpcError> {
-        E::route(&self.method, self.params.as_deref()).map_err(RpcError::from)
+        route(&self.method, self.params.as_deref())
     }
 
     /// Decodes the params as `T` (`-32602` naming the field on a mismatch).
@@ -45,14 +48,32 @@ impl Request {
 
 impl Notification {
     /// Decodes the params with a generated envelope (`acp_v2::AgentNotification`, ...).
+    ///
+    /// By-position (array) params are `-32602` for every method but extensions (`_`-prefixed,
+    /// whose params the envelope keeps raw): the protocol gives its methods named params.
     pub fn route<E: acp_support::method::Routed>(&self) -> Result<E, RpcError> {
-        E::route(&self.method, self.params.as_deref()).map_err(RpcError::from)
+        route(&self.method, self.params.as_deref())
     }
 
     /// Decodes the params as `T` (`-32602` naming the field on a mismatch).
     pub fn params_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, RpcError> {
         crate::handler::params(self.params.as_deref())
     }
+}
+
+fn route<E: acp_support::method::Routed>(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<E, RpcError> {
+    let by_position = params.is_some_and(|p| p.get().starts_with('['));
+    if by_position && !method.starts_with('_') {
+        // An unknown method is still -32601, whatever its params.
+        return match E::route(method, None) {
+            Err(err @ acp_support::MethodDecodeError::UnknownMethod { .. }) => Err(err.into()),
+            _ => Err(crate::handler::by_position()),
+        };
+    }
+    E::route(method, params).map_err(RpcError::from)
 }
 
 /// A response: a result or an error for the request with this id.
@@ -101,11 +122,23 @@ pub enum Incoming {
 /// Parses one line. Invalid UTF-8 and invalid JSON are a `-32700` error; a well-formed line that
 /// is not a valid message gives an [`Invalid`] entry.
 pub fn parse(line: &[u8]) -> Result<Incoming, RpcError> {
+    parse_bounded(line, usize::MAX)
+}
+
+/// [`parse`], refusing (`-32600`) a batch of more than `max_batch_entries` entries before any
+/// entry is decoded.
+pub fn parse_bounded(line: &[u8], max_batch_entries: usize) -> Result<Incoming, RpcError> {
     let text = std::str::from_utf8(line)
         .map_err(|e| RpcError::parse_error(format!("invalid UTF-8: {e}")))?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(text).map_err(RpcError::parse_error)?;
+        if items.len() > max_batch_entries {
+            return Err(RpcError::invalid_request(format!(
+                "a batch of {} entries exceeds the limit of {max_batch_entries}",
+                items.len()
+            )));
+        }
         return Ok(Incoming::Batch(
             items.into_iter().map(|item| entry(item.get())).collect(),
         ));

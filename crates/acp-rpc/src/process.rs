@@ -1,16 +1,23 @@
 //! Transports over processes: this process's own stdio (an agent launched by a client), and an
 //! agent subprocess (a client launching an agent).
+//!
+//! An agent subprocess runs in a process group of its own (on Unix), so that shutting it down
+//! reaches everything it started: an agent published as a Node wrapper around a native binary
+//! leaves no orphan. Its captured stderr is a ring of the last bytes, never more.
 
+use std::collections::VecDeque;
 use std::io;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::connection::{lock, Connection, ConnectionOptions};
+use crate::connection::{lock, Connection};
+use crate::framing::{Frame, FrameReader};
 use crate::handler::Handler;
+use crate::options::ConnectionOptions;
 
 /// Serves a connection over this process's stdin and stdout (logs belong on stderr).
 pub fn serve_stdio<H: Handler>(
@@ -22,54 +29,157 @@ pub fn serve_stdio<H: Handler>(
 
 /// What happens to an agent subprocess's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum StderrMode {
     /// Passed through to this process's stderr (the default).
     #[default]
     Inherit,
-    /// Kept, line by line, readable with [`AgentProcess::stderr`].
+    /// Kept, line by line, up to [`ProcessOptions::stderr_capacity`] bytes (the oldest lines go
+    /// first), readable with [`AgentProcess::stderr`].
     Capture,
     /// Discarded.
     Null,
+}
+
+/// The default [`ProcessOptions::stderr_capacity`]: 256 KiB.
+pub const DEFAULT_STDERR_CAPACITY: usize = 256 * 1024;
+
+/// How an agent subprocess is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProcessOptions {
+    /// Its stderr.
+    pub stderr: StderrMode,
+    /// The most stderr bytes kept with [`StderrMode::Capture`]; a longer line is cut to it.
+    pub stderr_capacity: usize,
+}
+
+impl Default for ProcessOptions {
+    fn default() -> Self {
+        Self {
+            stderr: StderrMode::Inherit,
+            stderr_capacity: DEFAULT_STDERR_CAPACITY,
+        }
+    }
+}
+
+impl ProcessOptions {
+    /// Sets [`ProcessOptions::stderr`].
+    #[must_use]
+    pub fn stderr(mut self, stderr: StderrMode) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// Sets [`ProcessOptions::stderr_capacity`].
+    #[must_use]
+    pub fn stderr_capacity(mut self, bytes: usize) -> Self {
+        self.stderr_capacity = bytes;
+        self
+    }
+}
+
+/// The last lines of a stream, at most `capacity` bytes of them.
+#[derive(Debug, Default)]
+struct Ring {
+    lines: VecDeque<String>,
+    bytes: usize,
+    capacity: usize,
+    dropped_lines: u64,
+}
+
+impl Ring {
+    fn push(&mut self, mut line: String) {
+        if line.len() > self.capacity {
+            let mut cut = self.capacity;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+        }
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.bytes > self.capacity {
+            match self.lines.pop_front() {
+                Some(old) => {
+                    self.bytes -= old.len();
+                    self.dropped_lines += 1;
+                }
+                None => break,
+            }
+        }
+    }
 }
 
 /// An agent running as a subprocess, its stdin and stdout being the transport.
 #[derive(Debug)]
 pub struct AgentProcess {
     child: Child,
-    captured: Arc<Mutex<Vec<String>>>,
+    /// Its process group (its own pid), while it may have members.
+    group: Option<u32>,
+    captured: Arc<Mutex<Ring>>,
 }
 
 impl AgentProcess {
     /// Starts `command` with piped stdin and stdout; returns the process and the two pipes to
     /// hand to [`Connection::spawn`] (stdout is what to read, stdin what to write).
     pub fn spawn(
-        mut command: Command,
+        command: Command,
         stderr: StderrMode,
+    ) -> io::Result<(Self, ChildStdout, ChildStdin)> {
+        Self::spawn_with(command, ProcessOptions::default().stderr(stderr))
+    }
+
+    /// [`AgentProcess::spawn`] with every option.
+    pub fn spawn_with(
+        mut command: Command,
+        options: ProcessOptions,
     ) -> io::Result<(Self, ChildStdout, ChildStdin)> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true);
-        command.stderr(match stderr {
+        #[cfg(unix)]
+        command.process_group(0);
+        command.stderr(match options.stderr {
             StderrMode::Inherit => Stdio::inherit(),
             StderrMode::Capture => Stdio::piped(),
             StderrMode::Null => Stdio::null(),
         });
         let mut child = command.spawn()?;
+        let group = child.id();
         let missing = |what| io::Error::other(format!("the child's {what} was not piped"));
         let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-        let captured = Arc::new(Mutex::new(Vec::new()));
+        let captured = Arc::new(Mutex::new(Ring {
+            capacity: options.stderr_capacity.max(1),
+            ..Ring::default()
+        }));
         if let Some(stream) = child.stderr.take() {
             let captured = captured.clone();
+            let capacity = options.stderr_capacity.max(1);
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stream).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                // Lines are bounded as they are read: a child that never writes a newline
+                // cannot make this side hold more than the capacity.
+                let mut lines = FrameReader::new(BufReader::new(stream), capacity);
+                while let Ok(Some(frame)) = lines.next_frame().await {
+                    let line = match frame {
+                        Frame::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                        Frame::TooLong { len } => format!("[a line of {len} bytes, not kept]"),
+                    };
                     lock(&captured).push(line);
                 }
             });
         }
-        Ok((Self { child, captured }, stdout, stdin))
+        Ok((
+            Self {
+                child,
+                group,
+                captured,
+            },
+            stdout,
+            stdin,
+        ))
     }
 
     /// Starts `command` and a connection to it in one step.
@@ -84,9 +194,14 @@ impl AgentProcess {
         Ok((process, connection))
     }
 
-    /// The stderr lines captured so far ([`StderrMode::Capture`]).
+    /// The stderr lines captured and still kept ([`StderrMode::Capture`]), oldest first.
     pub fn stderr(&self) -> Vec<String> {
-        lock(&self.captured).clone()
+        lock(&self.captured).lines.iter().cloned().collect()
+    }
+
+    /// How many captured stderr lines were let go to stay within the capacity.
+    pub fn stderr_dropped_lines(&self) -> u64 {
+        lock(&self.captured).dropped_lines
     }
 
     /// The process id, while it runs.
@@ -94,24 +209,120 @@ impl AgentProcess {
         self.child.id()
     }
 
-    /// Graceful shutdown: closes the connection (and so the agent's stdin), waits up to `grace`
-    /// for the agent to exit, then kills it.
+    /// Graceful shutdown: closes the connection (and so the agent's stdin) and waits up to
+    /// `grace` for the agent to exit; then sends SIGTERM to its process group and waits up to
+    /// `grace` again; then SIGKILL. Once the agent has exited, whatever it started that is still
+    /// in its group gets the same: SIGTERM, up to `grace`, SIGKILL. Nothing it started survives.
     pub async fn shutdown(
         mut self,
         connection: &Connection,
         grace: Duration,
     ) -> io::Result<ExitStatus> {
         connection.close().await;
-        match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(status) => status,
+        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(status) => status?,
             Err(_) => {
-                tracing::warn!(
-                    ?grace,
-                    "agent did not exit after its stdin closed; killing it"
-                );
-                self.child.kill().await?;
-                self.child.wait().await
+                tracing::warn!(?grace, "agent did not exit after its stdin closed; SIGTERM");
+                self.signal(Signal::Term);
+                match tokio::time::timeout(grace, self.child.wait()).await {
+                    Ok(status) => status?,
+                    Err(_) => {
+                        tracing::warn!(?grace, "agent did not exit after SIGTERM; SIGKILL");
+                        self.signal(Signal::Kill);
+                        self.child.kill().await?;
+                        self.child.wait().await?
+                    }
+                }
             }
+        };
+        self.reap_group(grace).await;
+        Ok(status)
+    }
+
+    /// Ends what is left in the agent's group after the agent itself has exited.
+    async fn reap_group(&mut self, grace: Duration) {
+        if !self.group_alive() {
+            self.group = None;
+            return;
         }
+        tracing::debug!("the agent left processes behind; SIGTERM to its group");
+        self.signal(Signal::Term);
+        let deadline = tokio::time::Instant::now() + grace;
+        while self.group_alive() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if self.group_alive() {
+            self.signal(Signal::Kill);
+        }
+        self.group = None;
+    }
+
+    #[cfg(unix)]
+    fn group_pid(&self) -> Option<rustix::process::Pid> {
+        let raw = i32::try_from(self.group?).ok()?;
+        rustix::process::Pid::from_raw(raw)
+    }
+
+    #[cfg(unix)]
+    fn group_alive(&self) -> bool {
+        self.group_pid()
+            .is_some_and(|pid| rustix::process::test_kill_process_group(pid).is_ok())
+    }
+
+    #[cfg(not(unix))]
+    fn group_alive(&self) -> bool {
+        false
+    }
+
+    #[cfg(unix)]
+    fn signal(&self, signal: Signal) {
+        if let Some(pid) = self.group_pid() {
+            let signal = match signal {
+                Signal::Term => rustix::process::Signal::TERM,
+                Signal::Kill => rustix::process::Signal::KILL,
+            };
+            // A group that is already gone is what we wanted.
+            let _ = rustix::process::kill_process_group(pid, signal);
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn signal(&self, _signal: Signal) {}
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+impl Drop for AgentProcess {
+    /// Dropped without [`AgentProcess::shutdown`], the whole group is killed (`kill_on_drop`
+    /// reaches only the direct child).
+    fn drop(&mut self) {
+        if self.group.is_some() {
+            self.signal(Signal::Kill);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_keeps_the_last_bytes() {
+        let mut ring = Ring {
+            capacity: 10,
+            ..Ring::default()
+        };
+        for line in ["aaaa", "bbbb", "cccc"] {
+            ring.push(line.to_owned());
+        }
+        assert_eq!(ring.lines, ["bbbb", "cccc"]);
+        assert_eq!(ring.dropped_lines, 1);
+        ring.push("é".repeat(20));
+        assert_eq!(ring.lines.len(), 1);
+        assert!(ring.bytes <= 10);
     }
 }

@@ -76,10 +76,7 @@ async fn dropping_an_outgoing_request_sends_one_cancel() {
 async fn cancelling_fails_at_once_unless_graceful() {
     let (connection, mut peer, _) = scripted();
     let token = CancellationToken::new();
-    let options = RequestOptions {
-        cancellation: Some(token.clone()),
-        ..Default::default()
-    };
+    let options = RequestOptions::default().cancellation(token.clone());
     let caller = tokio::spawn({
         let connection = connection.clone();
         async move { connection.request_raw("slow", None, options).await }
@@ -91,11 +88,9 @@ async fn cancelling_fails_at_once_unless_graceful() {
     peer.recv().await;
 
     let token = CancellationToken::new();
-    let options = RequestOptions {
-        cancellation: Some(token.clone()),
-        graceful: true,
-        ..Default::default()
-    };
+    let options = RequestOptions::default()
+        .cancellation(token.clone())
+        .graceful(true);
     let caller = tokio::spawn(async move {
         connection
             .request_raw("slow", raw(json!({"k": 1})), options)
@@ -118,10 +113,7 @@ async fn cancelling_fails_at_once_unless_graceful() {
 #[tokio::test]
 async fn a_timeout_cancels_and_fails_with_a_typed_error() {
     let (connection, mut peer, _) = scripted();
-    let options = RequestOptions {
-        timeout: Some(Duration::from_millis(50)),
-        ..Default::default()
-    };
+    let options = RequestOptions::default().timeout(Duration::from_millis(50));
     let caller = tokio::spawn(async move { connection.request_raw("slow", None, options).await });
     peer.recv().await;
     let err = caller.await.expect("joins").expect_err("times out");

@@ -54,10 +54,7 @@ async fn batch_of_notifications_gets_no_reply_and_empty_batch_one_error() {
 
 #[tokio::test]
 async fn batches_can_be_rejected_like_the_official_sdks() {
-    let options = ConnectionOptions {
-        batches: BatchPolicy::Reject,
-        ..Default::default()
-    };
+    let options = ConnectionOptions::default().batches(BatchPolicy::Reject);
     let (_connection, mut peer) = connect(Script::default(), options);
     peer.send(r#"[{"jsonrpc":"2.0","id":1,"method":"echo"}]"#)
         .await;
@@ -82,10 +79,7 @@ async fn parse_errors_mid_stream_leave_the_connection_working() {
 
 #[tokio::test]
 async fn an_oversized_line_is_answered_and_dropped() {
-    let options = ConnectionOptions {
-        max_message_size: 64,
-        ..Default::default()
-    };
+    let options = ConnectionOptions::default().max_message_size(64);
     let (_connection, mut peer) = connect(Script::default(), options);
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"echo","params":{{"x":"{}"}}}}"#,
@@ -126,7 +120,8 @@ async fn errors_map_to_the_schema_codes_and_the_connection_lives_on() {
 #[tokio::test]
 async fn sending_a_batch_and_refusing_lifecycle_methods() {
     use acp_rpc::{BatchItem, Error};
-    let (connection, mut peer, _) = scripted();
+    let options = ConnectionOptions::default().order(acp_rpc::negotiate::order_rules());
+    let (connection, mut peer, _) = support::scripted_with(options);
     let raw = |v: serde_json::Value| serde_json::value::to_raw_value(&v).ok();
     let sender = tokio::spawn({
         let connection = connection.clone();

@@ -8,26 +8,72 @@
 //! notifications before it are ignored. The client may repeat `initialize` until its first other
 //! request; the latest successful one is authoritative.
 //!
-//! Client side, [`initialize`] sends a v2 request and decodes the answer with the surface of the
-//! version the agent chose.
+//! A client from the future, asking for a newer version than is served, gets the highest served
+//! version: its `initialize` params are decoded leniently for that version ([`lenient`]: a missing
+//! `info` is filled with `"unknown"`, members that do not parse are dropped), never `-32602`.
+//! The router records the version on the connection ([`Connection::protocol_version`], and so
+//! [`RequestContext::protocol_version`]) and checks that the handler's answer names it. It also
+//! brings the ordering rules of the versions it serves ([`order_rules`]).
+//!
+//! Client side, [`initialize`] sends what the caller [`Offer`]s for each version in one request
+//! (the v1 and v2 members do not overlap: `clientInfo`/`clientCapabilities` beside
+//! `info`/`capabilities`), so an agent that answers v1, as every published agent does today, got
+//! real v1 params; the answer is decoded with the surface of the version the agent chose.
+
+mod client;
+pub mod lenient;
 
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub use client::{initialize, Negotiated, Offer};
+
 use crate::connection::{lock, Connection};
-use crate::error::{codes, Error, RpcError};
+use crate::error::{codes, RpcError};
 use crate::handler::{params, Handler, RequestContext};
 use crate::message::{Notification, Request};
+use crate::order::OrderRules;
+
+/// The `initialize` method (the same in every version).
+pub const INITIALIZE: &str = "initialize";
 
 /// The protocol versions this crate knows how to serve.
 pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct VersionOnly {
-    protocol_version: u16,
+pub(crate) struct VersionOnly {
+    pub(crate) protocol_version: u16,
+}
+
+/// The ordering rules of the protocol versions compiled in (the union: the method names mean the
+/// same in both): lifecycle methods as barriers, session methods keyed by `sessionId`, and the
+/// methods that must not be batched.
+pub fn order_rules() -> OrderRules {
+    let rules = OrderRules::new();
+    #[cfg(feature = "v2")]
+    let rules = {
+        use acp_v2::ordering as v2;
+        rules.merge(
+            OrderRules::new()
+                .barriers(v2::LIFECYCLE_METHODS.iter().copied())
+                .keyed_by(v2::SESSION_KEY, v2::SESSION_ORDERED_METHODS.iter().copied())
+                .unbatchable(v2::UNBATCHABLE_METHODS.iter().copied()),
+        )
+    };
+    #[cfg(feature = "v1")]
+    let rules = {
+        use acp_v1::ordering as v1;
+        rules.merge(
+            OrderRules::new()
+                .barriers(v1::LIFECYCLE_METHODS.iter().copied())
+                .keyed_by(v1::SESSION_KEY, v1::SESSION_ORDERED_METHODS.iter().copied())
+                .unbatchable(v1::UNBATCHABLE_METHODS.iter().copied()),
+        )
+    };
+    rules
 }
 
 /// The version a connection negotiated, shared with the code that built the router.
@@ -157,33 +203,57 @@ impl<V1: Handler, V2: Handler> Router<V1, V2> {
         }
         let VersionOnly { protocol_version } = params(request.params.as_deref())?;
         let Some(version) = self.select(protocol_version) else {
-            let data = acp_v2::UnsupportedProtocolVersionErrorData::new(
-                acp_v2::ProtocolVersion(protocol_version),
-                self.served()
-                    .into_iter()
-                    .map(acp_v2::ProtocolVersion)
-                    .collect::<Vec<_>>(),
-            );
+            // The schema's `UnsupportedProtocolVersionErrorData`.
+            let data = serde_json::json!({
+                "requested": protocol_version,
+                "supported": self.served(),
+            });
             return Err(RpcError::new(
                 codes::UNSUPPORTED_PROTOCOL_VERSION,
                 format!("Unsupported protocol version {protocol_version}"),
             )
             .with_data(data));
         };
+        let mut request = request;
+        if protocol_version > version {
+            request.params = Some(lenient::initialize_params(
+                version,
+                request.params.as_deref(),
+            )?);
+        }
+        let connection = cx.connection().clone();
         let result = self.delegate(version, request, cx).await?;
+        let answered = serde_json::from_str::<VersionOnly>(result.get())
+            .map(|v| v.protocol_version)
+            .ok();
+        if answered != Some(version) {
+            return Err(RpcError::internal_error(format!(
+                "the v{version} handler answered `initialize` with protocol version {}",
+                answered.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
+            )));
+        }
         lock(&self.negotiated.0).version = Some(version);
-        tracing::info!(version, "protocol version negotiated");
+        connection.set_protocol_version(version);
+        tracing::info!(
+            version,
+            requested = protocol_version,
+            "protocol version negotiated"
+        );
         Ok(result)
     }
 }
 
 impl<V1: Handler, V2: Handler> Handler for Router<V1, V2> {
+    fn order_rules(&self) -> OrderRules {
+        order_rules()
+    }
+
     async fn handle_request(
         &self,
         request: Request,
         cx: RequestContext,
     ) -> Result<Box<RawValue>, RpcError> {
-        if request.method == acp_v2::methods::INITIALIZE {
+        if request.method == INITIALIZE {
             return self.initialize(request, cx).await;
         }
         let version = {
@@ -210,54 +280,5 @@ impl<V1: Handler, V2: Handler> Handler for Router<V1, V2> {
                 tracing::debug!(method = %notification.method, "ignoring a notification before `initialize`")
             }
         }
-    }
-}
-
-/// The agent's answer to `initialize`, typed by the version it chose.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Negotiated {
-    /// The agent speaks v1 on this connection.
-    V1(acp_v1::InitializeResponse),
-    /// The agent speaks v2 on this connection.
-    V2(acp_v2::InitializeResponse),
-}
-
-impl Negotiated {
-    /// The negotiated protocol version.
-    pub fn version(&self) -> u16 {
-        match self {
-            Negotiated::V1(_) => 1,
-            Negotiated::V2(_) => 2,
-        }
-    }
-}
-
-/// Client side: sends `initialize` (asking for the version in `request`, normally 2) and decodes
-/// the answer with the surface of the version the agent chose. A version this crate cannot speak
-/// is an error.
-pub async fn initialize(
-    connection: &Connection,
-    request: &acp_v2::InitializeRequest,
-) -> Result<Negotiated, Error> {
-    let raw = connection
-        .request_raw(
-            acp_v2::methods::INITIALIZE,
-            Some(serde_json::value::to_raw_value(request).map_err(Error::Encode)?),
-            Default::default(),
-        )
-        .await?;
-    let VersionOnly { protocol_version } =
-        serde_json::from_str(raw.get()).map_err(Error::InvalidResult)?;
-    match protocol_version {
-        1 => serde_json::from_str(raw.get())
-            .map(Negotiated::V1)
-            .map_err(Error::InvalidResult),
-        2 => serde_json::from_str(raw.get())
-            .map(Negotiated::V2)
-            .map_err(Error::InvalidResult),
-        other => Err(Error::Usage(format!(
-            "the agent chose protocol version {other}, which this client cannot speak"
-        ))),
     }
 }

@@ -207,7 +207,12 @@ impl Handler for Script {
 
 /// A connection running [`Script`] with default options.
 pub fn scripted() -> (Connection, Peer, Script) {
+    scripted_with(ConnectionOptions::default())
+}
+
+/// [`scripted`] with options.
+pub fn scripted_with(options: ConnectionOptions) -> (Connection, Peer, Script) {
     let script = Script::default();
-    let (connection, peer) = connect(script.clone(), ConnectionOptions::default());
+    let (connection, peer) = connect(script.clone(), options);
     (connection, peer, script)
 }

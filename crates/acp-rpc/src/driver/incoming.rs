@@ -1,0 +1,238 @@
+//! One incoming request (or keyed notification) from the moment it is read to its answer.
+//!
+//! The reader, in arrival order: reserves its place among the unanswered requests, registers its
+//! cancellation, assigns its admission, and spawns its task. The task: waits for its admission
+//! (the barrier before it, the earlier messages of its key) and for a handler slot, runs the
+//! handler (aborted `cancel_grace` after a cancel it does not answer), queues the answer, and only
+//! then lets a barrier behind it go and gives its place back.
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::Reply;
+use crate::connection::{lock, Connection};
+use crate::error::RpcError;
+use crate::handler::{Handler, Holds, RequestContext};
+use crate::id::RequestId;
+use crate::message::{error_response, Message, Notification, Request, Response};
+use crate::order::{Admission, Lane};
+
+/// The cancellation of a request being handled.
+#[derive(Debug, Clone)]
+pub(crate) struct Cancels {
+    /// Fires on the peer's `$/cancel_request` only: ends a wait for admission.
+    peer: CancellationToken,
+    /// What the handler sees: the peer's cancel, or the connection shutting down.
+    handler: CancellationToken,
+}
+
+impl Cancels {
+    /// The peer cancelled the request.
+    pub(crate) fn cancel(&self) {
+        self.peer.cancel();
+        self.handler.cancel();
+    }
+}
+
+type Outcome = Result<Box<RawValue>, RpcError>;
+
+/// Starts one request; waits only for a place among the unanswered requests, and only while the
+/// peer is not reading (otherwise a request beyond the bound is refused at once).
+pub(super) async fn start_request<H: Handler>(
+    connection: &Connection,
+    handler: &Arc<H>,
+    request: Request,
+    reply: Reply,
+    arrival: u64,
+) {
+    let Some((place, reply)) = reserve(connection, &request.id, reply).await else {
+        return;
+    };
+    let shared = &connection.shared;
+    let id = request.id.clone();
+    let cancels = Cancels {
+        peer: CancellationToken::new(),
+        handler: shared.incoming_cancel.child_token(),
+    };
+    let duplicate = {
+        let mut incoming = lock(&shared.incoming);
+        let duplicate = incoming.contains_key(&id);
+        if !duplicate {
+            incoming.insert(id.clone(), cancels.clone());
+        }
+        duplicate
+    };
+    if duplicate {
+        let error = RpcError::invalid_request(format!("request id {id} is already in use"));
+        answer(connection, reply, error_response(Some(id), error)).await;
+        return;
+    }
+    let lane = shared
+        .options
+        .order
+        .lane(&request.method, request.params.as_deref());
+    let admission = shared.sequencer.admit(arrival, &lane);
+    let cx = RequestContext {
+        id: id.clone(),
+        arrival,
+        cancellation: cancels.handler.clone(),
+        connection: connection.clone(),
+        holds: Arc::new(Holds::default()),
+    };
+    let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method, arrival);
+    let handler = handler.clone();
+    let connection = connection.clone();
+    shared.tasks.spawn(
+        async move {
+            let (outcome, barrier_done) =
+                run(&connection, handler, request, cx, admission, cancels).await;
+            lock(&connection.shared.incoming).remove(&id);
+            let message = Message::Response(Response {
+                id: Some(id),
+                outcome,
+            });
+            answer(&connection, reply, message).await;
+            // Only once the answer is queued: a barrier's answer goes before any later one.
+            drop(barrier_done);
+            drop(place);
+        }
+        .instrument(span),
+    );
+}
+
+/// A place among the unanswered requests. Beyond the bound: refused at once if the refusal can be
+/// written now; if the peer is not reading, wait for whichever comes first, a place or room to
+/// write the refusal.
+async fn reserve(
+    connection: &Connection,
+    id: &RequestId,
+    reply: Reply,
+) -> Option<(OwnedSemaphorePermit, Reply)> {
+    let shared = &connection.shared;
+    if let Ok(place) = shared.unanswered.clone().try_acquire_owned() {
+        return Some((place, reply));
+    }
+    let refusal = error_response(
+        Some(id.clone()),
+        RpcError::overloaded(shared.options.max_pending_requests),
+    );
+    tracing::warn!(%id, "refusing a request: too many unanswered");
+    match reply {
+        Reply::Slot(slot) => {
+            let _ = slot.send(refusal.to_json());
+            None
+        }
+        Reply::Direct => {
+            tokio::select! {
+                biased;
+                place = shared.unanswered.clone().acquire_owned() => {
+                    place.ok().map(|place| (place, Reply::Direct))
+                }
+                _ = shared.outbox.send(refusal.to_json()) => None,
+            }
+        }
+    }
+}
+
+/// Admission, a slot, the handler. Returns the outcome and the barrier guard, to be dropped once
+/// the answer is queued.
+async fn run<H: Handler>(
+    connection: &Connection,
+    handler: Arc<H>,
+    request: Request,
+    cx: RequestContext,
+    admission: Admission,
+    cancels: Cancels,
+) -> (Outcome, Option<crate::order::BarrierDone>) {
+    let shared = &connection.shared;
+    // Only the peer's own cancel ends the wait: at shutdown a request already read still runs
+    // (with its cancellation fired) and is answered.
+    let (ticket, barrier_done) = tokio::select! {
+        biased;
+        admitted = admission.wait() => admitted,
+        () = cancels.peer.cancelled() => return (Err(RpcError::request_cancelled()), None),
+    };
+    let holds = cx.holds.clone();
+    *lock(&holds.ticket) = ticket;
+    let slot = tokio::select! {
+        biased;
+        slot = shared.slots.clone().acquire_owned() => slot.ok(),
+        () = cancels.peer.cancelled() => {
+            holds.release_all();
+            return (Err(RpcError::request_cancelled()), barrier_done);
+        }
+    };
+    *lock(&holds.slot) = slot;
+    let grace = shared.options.cancel_grace;
+    let mut work = tokio::spawn(async move { handler.handle_request(request, cx).await });
+    let outcome = tokio::select! {
+        biased;
+        joined = &mut work => handler_outcome(joined),
+        () = cancels.handler.cancelled() => {
+            // The handler sees its token fire and may still answer with the method's own
+            // cancellation result; one that does not within the grace is aborted.
+            match tokio::time::timeout(grace, &mut work).await {
+                Ok(joined) => handler_outcome(joined),
+                Err(_) => {
+                    work.abort();
+                    Err(RpcError::request_cancelled())
+                }
+            }
+        }
+    };
+    // Whatever ended the handler (an answer, an abort, a panic), what it held is given back.
+    holds.release_all();
+    (outcome, barrier_done)
+}
+
+fn handler_outcome(joined: Result<Outcome, tokio::task::JoinError>) -> Outcome {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(err) if err.is_panic() => Err(RpcError::internal_error("the handler panicked")),
+        Err(_) => Err(RpcError::request_cancelled()),
+    }
+}
+
+/// Starts a keyed notification: delivered once every earlier message of its key has released
+/// its order. The reader waits for a place only when
+/// [`ConnectionOptions::max_pending_notifications`](crate::ConnectionOptions) are undelivered.
+pub(super) async fn start_notification<H: Handler>(
+    connection: &Connection,
+    handler: &Arc<H>,
+    notification: Notification,
+    lane: &Lane,
+    arrival: u64,
+) {
+    let shared = &connection.shared;
+    let Ok(place) = shared.undelivered.clone().acquire_owned().await else {
+        return;
+    };
+    let admission = shared.sequencer.admit(arrival, lane);
+    let span = tracing::debug_span!("acp_rpc.notification", method = %notification.method, arrival);
+    let handler = handler.clone();
+    let connection = connection.clone();
+    shared.tasks.spawn(
+        async move {
+            let (ticket, barrier_done) = admission.wait().await;
+            handler.handle_notification(notification, &connection).await;
+            drop(ticket);
+            drop(barrier_done);
+            drop(place);
+        }
+        .instrument(span),
+    );
+}
+
+/// Sends an answer where it belongs.
+pub(super) async fn answer(connection: &Connection, reply: Reply, message: Message) {
+    match reply {
+        Reply::Direct => super::reader::send(connection, message).await,
+        Reply::Slot(slot) => {
+            let _ = slot.send(message.to_json());
+        }
+    }
+}

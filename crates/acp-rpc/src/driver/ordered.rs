@@ -1,0 +1,53 @@
+//! The ordered queue: unkeyed notifications and responses, delivered one at a time in arrival
+//! order, so a notification the peer sent before a response is handled before the caller of the
+//! request sees the response.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use crate::connection::{lock, Connection};
+use crate::error::Error;
+use crate::handler::Handler;
+use crate::message::{Notification, Response};
+
+/// Messages delivered one at a time, in arrival order.
+pub(crate) enum Ordered {
+    Notification(Notification),
+    Response(Response),
+}
+
+pub(super) async fn run<H: Handler>(
+    connection: Connection,
+    mut queue: mpsc::Receiver<Ordered>,
+    handler: Arc<H>,
+) {
+    while let Some(item) = queue.recv().await {
+        match item {
+            Ordered::Notification(notification) => {
+                let span =
+                    tracing::debug_span!("acp_rpc.notification", method = %notification.method);
+                handler
+                    .handle_notification(notification, &connection)
+                    .instrument(span)
+                    .await;
+            }
+            Ordered::Response(response) => deliver(&connection, response),
+        }
+    }
+}
+
+/// Hands a response to the request waiting for it.
+pub(super) fn deliver(connection: &Connection, response: Response) {
+    let Some(id) = response.id else {
+        tracing::warn!(error = ?response.outcome.err(), "the peer reported an error about an unreadable message");
+        return;
+    };
+    match lock(&connection.shared.pending).remove(&id) {
+        Some(reply) => {
+            let _ = reply.send(response.outcome.map_err(Error::Rpc));
+        }
+        None => tracing::debug!(%id, "ignoring a response to no pending request"),
+    }
+}

@@ -1,0 +1,144 @@
+//! The reader: reads lines, parses them, numbers each message in arrival order and dispatches it.
+//! It never waits for a handler.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tokio::io::{AsyncRead, BufReader};
+use tokio::sync::mpsc;
+
+use super::ordered::Ordered;
+use super::{batch, incoming, Reply};
+use crate::connection::{lock, Connection, CANCEL_REQUEST};
+use crate::error::RpcError;
+use crate::framing::{Frame, FrameReader};
+use crate::handler::Handler;
+use crate::id::RequestId;
+use crate::message::{self, error_response, Entry, Incoming, Message, Notification};
+use crate::order::Lane;
+
+/// What the reader hands to the dispatch of each message.
+pub(super) struct Dispatch<'a, H> {
+    pub(super) connection: &'a Connection,
+    pub(super) handler: &'a Arc<H>,
+    pub(super) ordered: &'a mpsc::Sender<Ordered>,
+    /// The arrival number of the last message read.
+    pub(super) arrivals: u64,
+}
+
+/// Reads until end of stream, a read error, [`Connection::close`] or the writer stopping.
+pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
+    connection: &Connection,
+    reader: R,
+    handler: Arc<H>,
+    ordered: mpsc::Sender<Ordered>,
+) {
+    let shared = &connection.shared;
+    let mut frames = FrameReader::new(BufReader::new(reader), shared.options.max_message_size);
+    let mut dispatch = Dispatch {
+        connection,
+        handler: &handler,
+        ordered: &ordered,
+        arrivals: 0,
+    };
+    loop {
+        let frame = tokio::select! {
+            biased;
+            () = shared.closing.cancelled() => return,
+            () = shared.closed.cancelled() => return,
+            frame = frames.next_frame() => frame,
+        };
+        let line = match frame {
+            Ok(Some(Frame::Line(line))) => line,
+            Ok(Some(Frame::TooLong { len })) => {
+                let error = RpcError::invalid_request(format!(
+                    "message of {len} bytes exceeds the {}-byte limit",
+                    shared.options.max_message_size
+                ));
+                send(connection, error_response(None, error)).await;
+                continue;
+            }
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(%err, "read failed; closing the connection");
+                return;
+            }
+        };
+        match message::parse_bounded(&line, shared.options.max_batch_entries) {
+            Err(error) => send(connection, error_response(None, error)).await,
+            Ok(Incoming::Single(entry)) => dispatch.entry(entry, Reply::Direct).await,
+            Ok(Incoming::Batch(entries)) => batch::run(&mut dispatch, entries).await,
+        }
+    }
+}
+
+/// Queues a message for the writer; a closed connection has nobody to tell.
+pub(super) async fn send(connection: &Connection, message: Message) {
+    let _ = connection.send_line(message.to_json()).await;
+}
+
+impl<H: Handler> Dispatch<'_, H> {
+    /// Numbers one message and sends it on its way.
+    pub(super) async fn entry(&mut self, entry: Entry, reply: Reply) {
+        self.arrivals += 1;
+        let arrival = self.arrivals;
+        match entry {
+            Err(invalid) => {
+                incoming::answer(
+                    self.connection,
+                    reply,
+                    error_response(invalid.id, invalid.error),
+                )
+                .await;
+            }
+            Ok(Message::Request(request)) => {
+                incoming::start_request(self.connection, self.handler, request, reply, arrival)
+                    .await;
+            }
+            Ok(Message::Notification(notification)) if notification.method == CANCEL_REQUEST => {
+                cancel_incoming(self.connection, &notification);
+            }
+            Ok(Message::Notification(notification)) => {
+                let rules = &self.connection.shared.options.order;
+                match rules.lane(&notification.method, notification.params.as_deref()) {
+                    lane @ Lane::Keyed(_) => {
+                        incoming::start_notification(
+                            self.connection,
+                            self.handler,
+                            notification,
+                            &lane,
+                            arrival,
+                        )
+                        .await;
+                    }
+                    _ => {
+                        let _ = self.ordered.send(Ordered::Notification(notification)).await;
+                    }
+                }
+            }
+            Ok(Message::Response(response)) => {
+                let _ = self.ordered.send(Ordered::Response(response)).await;
+            }
+        }
+    }
+}
+
+/// `$/cancel_request`: fires the named request's cancellation, on the reader, so it reaches the
+/// handler whatever the handlers are doing; unknown or finished ids are ignored, as the protocol
+/// requires.
+fn cancel_incoming(connection: &Connection, notification: &Notification) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CancelParams {
+        request_id: RequestId,
+    }
+    match crate::handler::params::<CancelParams>(notification.params.as_deref()) {
+        Ok(params) => {
+            if let Some(request) = lock(&connection.shared.incoming).get(&params.request_id) {
+                tracing::debug!(id = %params.request_id, "cancel requested by the peer");
+                request.cancel();
+            }
+        }
+        Err(err) => tracing::debug!(%err, "ignoring a malformed $/cancel_request"),
+    }
+}

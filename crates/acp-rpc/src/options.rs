@@ -1,0 +1,156 @@
+//! The settings of a connection and of one outgoing request.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
+use crate::order::OrderRules;
+
+/// What to do with an incoming batch array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BatchPolicy {
+    /// Process it as JSON-RPC 2.0 and the migration guide say (the default).
+    #[default]
+    Accept,
+    /// Answer any array with one `-32600`, as the official SDKs do since the 2.4.0 schema dropped
+    /// batch types.
+    Reject,
+}
+
+/// Connection settings. Every bound here is what memory is bounded by; nothing the peer sends can
+/// raise it.
+///
+/// ```
+/// let options = acp_rpc::ConnectionOptions::default().max_pending_requests(64);
+/// assert_eq!(options.max_pending_requests, 64);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConnectionOptions {
+    /// The largest message accepted, in bytes; a longer line is answered `-32600` and dropped.
+    pub max_message_size: usize,
+    /// Lines waiting to be written, and incoming notifications and responses waiting to be
+    /// delivered. A full queue makes the sender wait.
+    pub queue_capacity: usize,
+    /// Bytes of lines waiting to be written (a single larger line still goes, alone).
+    pub max_outgoing_bytes: usize,
+    /// Handlers running at once. A request beyond it waits in its own task; the reader never
+    /// waits for a slot. A handler that only waits (a prompt held behind a running turn) gives its
+    /// slot back with [`RequestContext::release_slot`](crate::RequestContext::release_slot).
+    pub max_concurrent_requests: usize,
+    /// Incoming requests read and not yet answered (running, waiting or held). Beyond it a new
+    /// request is answered `-32603` with `{"reason": "overloaded"}` at once, unless the peer is
+    /// not reading what is written (the outgoing queue is full): then the reader waits, so a peer
+    /// that does not read stops being read, instead of growing this side's memory.
+    pub max_pending_requests: usize,
+    /// Keyed notifications (a `session/cancel`) read and not yet delivered.
+    pub max_pending_notifications: usize,
+    /// Entries in one incoming batch; a longer batch is answered with one `-32600`.
+    pub max_batch_entries: usize,
+    /// Incoming batches.
+    pub batches: BatchPolicy,
+    /// A timeout for outgoing requests that set none themselves.
+    pub request_timeout: Option<Duration>,
+    /// How long a cancelled incoming request's handler may take to answer with its own result
+    /// before it is aborted and the request answered `-32800`.
+    pub cancel_grace: Duration,
+    /// Which methods are ordered, and how (empty: none).
+    pub order: OrderRules,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        Self {
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            queue_capacity: 256,
+            max_outgoing_bytes: 16 * 1024 * 1024,
+            max_concurrent_requests: 256,
+            max_pending_requests: 1024,
+            max_pending_notifications: 1024,
+            max_batch_entries: 1024,
+            batches: BatchPolicy::Accept,
+            request_timeout: None,
+            cancel_grace: Duration::from_millis(250),
+            order: OrderRules::default(),
+        }
+    }
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty),* $(,)?) => {
+        impl ConnectionOptions {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $name(mut self, value: $ty) -> Self {
+                    self.$name = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    /// Sets [`ConnectionOptions::max_message_size`].
+    max_message_size: usize,
+    /// Sets [`ConnectionOptions::queue_capacity`].
+    queue_capacity: usize,
+    /// Sets [`ConnectionOptions::max_outgoing_bytes`].
+    max_outgoing_bytes: usize,
+    /// Sets [`ConnectionOptions::max_concurrent_requests`].
+    max_concurrent_requests: usize,
+    /// Sets [`ConnectionOptions::max_pending_requests`].
+    max_pending_requests: usize,
+    /// Sets [`ConnectionOptions::max_pending_notifications`].
+    max_pending_notifications: usize,
+    /// Sets [`ConnectionOptions::max_batch_entries`].
+    max_batch_entries: usize,
+    /// Sets [`ConnectionOptions::batches`].
+    batches: BatchPolicy,
+    /// Sets [`ConnectionOptions::request_timeout`].
+    request_timeout: Option<Duration>,
+    /// Sets [`ConnectionOptions::cancel_grace`].
+    cancel_grace: Duration,
+    /// Sets [`ConnectionOptions::order`].
+    order: OrderRules,
+}
+
+/// Per-request options for [`Connection::request_with`](crate::Connection::request_with).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Cancel (`$/cancel_request`) and fail with [`Error::Timeout`](crate::Error::Timeout) after
+    /// this long.
+    pub timeout: Option<Duration>,
+    /// Cancel when this token fires.
+    pub cancellation: Option<CancellationToken>,
+    /// After cancelling, keep waiting for the peer's final answer (its partial result or its
+    /// `-32800`) instead of failing at once.
+    pub graceful: bool,
+}
+
+impl RequestOptions {
+    /// Cancels after `timeout`.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Cancels when `token` fires.
+    #[must_use]
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Waits for the peer's final answer after cancelling.
+    #[must_use]
+    pub fn graceful(mut self, graceful: bool) -> Self {
+        self.graceful = graceful;
+        self
+    }
+}
