@@ -73,7 +73,7 @@ impl AgentV1 {
         match request {
             ClientRequest::NewSessionRequest(req) => self.new_session(req, cx),
             ClientRequest::SetSessionModeRequest(req) => self.set_mode(req),
-            ClientRequest::PromptRequest(req) => self.prompt(req).await,
+            ClientRequest::PromptRequest(req) => self.prompt(req, cx).await,
             other => Err(RpcError::method_not_found(other.method())),
         }
     }
@@ -104,14 +104,14 @@ impl AgentV1 {
         acp_rpc::result(&SetSessionModeResponse::new())
     }
 
-    async fn prompt(&self, req: PromptRequest) -> Answer {
+    async fn prompt(&self, req: PromptRequest, cx: &RequestContext) -> Answer {
         let entry = self.sessions().get(&req.session_id)?;
         let parts = prompt_parts(&req.prompt).map_err(RpcError::invalid_params)?;
         let config = self.inner.options.script.clone();
         let runner = entry.clone();
         let response = entry
             .session
-            .prompt(|turn| async move {
+            .prompt_in(cx, |turn| async move {
                 // Counted only once the turn has begun (a refused second prompt is not a turn).
                 let input = TurnInput {
                     parts,

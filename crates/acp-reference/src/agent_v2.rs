@@ -10,8 +10,8 @@
 //! Unknown and inactive sessions are `-32002` with `SessionNotFoundErrorData`.
 //!
 //! `session/prompt` is answered with the user message's id as soon as the turn has begun; the
-//! turn runs in its own task. Prompts for a session with a running turn wait for it (queued, in
-//! order); closing the session answers the waiting ones `-32800`.
+//! turn runs in its own task. Prompts for a session with a running turn are held, in arrival
+//! order; `session/cancel` and `session/close` answer the held ones `-32800`.
 
 mod convert;
 mod output;
@@ -32,7 +32,6 @@ use acp_v2::{
     SetSessionConfigOptionResponse, UpdateSessionNotification,
 };
 use serde_json::value::RawValue;
-use tokio::sync::OwnedMutexGuard;
 
 pub use convert::{
     commands, config_options, initialize_response, prompt_parts, AGENT_NAME, MODE_CONFIG_ID,
@@ -98,7 +97,7 @@ impl AgentV2 {
             ClientRequest::SetSessionConfigOptionRequest(req) => {
                 self.set_config_option(req, cx).await
             }
-            ClientRequest::PromptRequest(req) => self.prompt(req).await,
+            ClientRequest::PromptRequest(req) => self.prompt(req, cx).await,
             ClientRequest::CancelToolCallRequest(req) => {
                 self.sessions().active(&req.session_id)?;
                 Err(RpcError::invalid_params(format!(
@@ -256,18 +255,10 @@ impl AgentV2 {
         acp_rpc::result(&SetSessionConfigOptionResponse::new(options))
     }
 
-    async fn prompt(&self, req: PromptRequest) -> Answer {
+    async fn prompt(&self, req: PromptRequest, cx: &RequestContext) -> Answer {
         let entry = self.sessions().active(&req.session_id)?;
         let parts = prompt_parts(&req.prompt).map_err(invalid)?;
-        let Some(slot) = entry.wait_for_turn().await else {
-            // Closed while the prompt waited: its message was never inserted.
-            return Err(RpcError::request_cancelled());
-        };
-        let turn = entry.session.begin_turn(req.prompt).await?;
-        if !entry.is_active() {
-            // Closed while the turn began: the close is waiting for it to end cancelled.
-            entry.session.cancel();
-        }
+        let turn = entry.session.prompt_turn(req.prompt, cx).await?;
         let message_id = turn.user_message_id().clone();
         let input = TurnInput {
             parts,
@@ -277,19 +268,13 @@ impl AgentV2 {
             context_tokens: entry.context_tokens(),
         };
         let config = self.inner.options.script.clone();
-        tokio::spawn(run_turn(entry, turn, slot, input, config));
+        tokio::spawn(run_turn(entry, turn, input, config));
         acp_rpc::result(&PromptResponse::new(message_id))
     }
 }
 
-/// Runs the script for one turn and ends it; the queue slot is released after the end.
-async fn run_turn(
-    entry: Arc<SessionEntry>,
-    turn: Turn,
-    slot: OwnedMutexGuard<()>,
-    input: TurnInput,
-    config: ScriptConfig,
-) {
+/// Runs the script for one turn and ends it (the next held prompt begins after the end).
+async fn run_turn(entry: Arc<SessionEntry>, turn: Turn, input: TurnInput, config: ScriptConfig) {
     let output = V2Output::new(&turn, &entry.session);
     let result = script::run(&output, &input, &config).await;
     drop(output);
@@ -309,7 +294,6 @@ async fn run_turn(
     if let Err(err) = turn.end(reason).await {
         eprintln!("acp-reference-agent: could not end the turn: {err}");
     }
-    drop(slot);
 }
 
 impl Handler for AgentV2 {

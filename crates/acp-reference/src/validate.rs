@@ -14,6 +14,14 @@ pub enum Invalid {
         /// The value received.
         value: String,
     },
+    /// A path holding NUL or another control character: no file system can name it faithfully.
+    #[error("`{field}` must not contain control characters, got {value:?}")]
+    ControlCharacter {
+        /// The field, e.g. `cwd`.
+        field: String,
+        /// The value received.
+        value: String,
+    },
     /// An MCP server without a name.
     #[error("`{field}.name` must not be empty")]
     EmptyName {
@@ -71,8 +79,15 @@ pub enum Invalid {
     },
 }
 
-/// Checks that `value` is an absolute path.
+/// Checks that `value` is an absolute path without control characters (a NUL would cut the path
+/// short at the operating system).
 pub fn absolute(field: &str, value: &str) -> Result<(), Invalid> {
+    if value.chars().any(char::is_control) {
+        return Err(Invalid::ControlCharacter {
+            field: field.to_owned(),
+            value: value.to_owned(),
+        });
+    }
     if Path::new(value).is_absolute() {
         Ok(())
     } else {

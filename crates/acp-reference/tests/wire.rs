@@ -337,7 +337,7 @@ async fn the_client_binary_serves_the_same_agent() {
 }
 
 #[tokio::test]
-async fn prompts_queue_behind_a_running_turn() {
+async fn prompts_are_held_behind_a_running_turn_and_cancelled_with_it() {
     let mut agent = RawAgent::agent(&[]);
     agent.initialize().await;
     let session = agent.new_session().await;
@@ -364,25 +364,37 @@ async fn prompts_queue_behind_a_running_turn() {
             json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
         )
         .await;
-    // Both turns end, the second prompt is answered (the response may come before or after
-    // the second turn's updates).
-    while !(seen.iter().any(|m| m["id"] == json!(second))
-        && seen.iter().filter(|m| is_idle(m)).count() == 2)
-    {
+    // The cancel reaches the prompt held behind the running turn too: it is answered -32800
+    // and never begins (v2 `session/cancel` cancels "prompts not yet inserted").
+    while !(seen.iter().any(|m| m["id"] == json!(second)) && seen.iter().any(is_idle)) {
         seen.push(agent.next().await);
     }
+    let refused = seen
+        .iter()
+        .find(|m| m["id"] == json!(second))
+        .expect("answered");
+    assert_eq!(refused["error"]["code"], -32800, "{refused}");
     let order = kinds(&seen);
-    let first_idle = order
-        .iter()
-        .position(|k| k == "state:idle:cancelled")
-        .expect("the first turn ends cancelled");
-    let second_ack = order
-        .iter()
-        .rposition(|k| k == "user_message")
-        .expect("the second prompt is acknowledged");
-    assert!(first_idle < second_ack, "{order:?}");
-    let last_state = order.iter().rev().find(|k| k.starts_with("state:"));
-    assert_eq!(last_state.map(String::as_str), Some("state:idle:end_turn"));
+    assert_eq!(
+        order.iter().filter(|k| *k == "user_message").count(),
+        1,
+        "only the running prompt was inserted: {order:?}"
+    );
+    assert!(
+        order.iter().any(|k| k == "state:idle:cancelled"),
+        "{order:?}"
+    );
+    // A prompt sent after the cancel runs normally.
+    let (answer, seen) = agent
+        .request("session/prompt", prompt(&session, "after the cancel"))
+        .await;
+    assert!(answer["result"]["messageId"].is_string(), "{answer}");
+    let seen = agent.until_idle(seen, "allow_once").await;
+    let last_state = kinds(&seen)
+        .into_iter()
+        .rev()
+        .find(|k| k.starts_with("state:"));
+    assert_eq!(last_state.as_deref(), Some("state:idle:end_turn"));
 
     // Closing answers a prompt still waiting with -32800, after the running turn ended.
     let (_, mut seen) = agent

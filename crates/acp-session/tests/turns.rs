@@ -364,22 +364,42 @@ async fn a_prompt_while_busy_is_queued_or_rejected_by_policy() {
         .notify(&acp_v2::CancelSessionNotification::new("sess_1"))
         .await
         .expect("sent");
-    let second = queued
+    // `session/cancel` cancels the prompts not yet inserted too: -32800, no update.
+    let refused = queued
         .await
         .expect("joins")
-        .expect("accepted after the first turn");
-    assert_eq!(second.message_id.as_str(), "msg_user_4");
+        .expect_err("cancelled while held");
+    assert_eq!(refused.code(), -32800);
+    client.wait_for_idle(1).await;
+    assert_eq!(
+        client
+            .kinds()
+            .iter()
+            .filter(|k| *k == "user_message")
+            .count(),
+        1
+    );
+    // A prompt after the cancel is held behind nothing and runs normally.
+    let third = connection
+        .request(&prompt("third"))
+        .await
+        .expect("accepted after the cancel");
+    assert!(third.message_id.as_str().starts_with("msg_user_"));
     client.wait_for_idle(2).await;
     let kinds = client.kinds();
     let first_idle = kinds
         .iter()
         .position(|k| k.starts_with("state_update:idle"))
         .expect("idle");
-    let second_ack = kinds
+    let third_ack = kinds
         .iter()
         .rposition(|k| k == "user_message")
         .expect("ack");
-    assert!(first_idle < second_ack, "turns do not overlap: {kinds:?}");
+    assert!(first_idle < third_ack, "turns do not overlap: {kinds:?}");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("state_update:idle:end_turn")
+    );
 }
 
 #[tokio::test]

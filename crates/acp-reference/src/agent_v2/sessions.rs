@@ -1,17 +1,16 @@
 //! The agent's sessions: each an [`AgentSession`] (history, turns, replay) plus what the agent
 //! keeps beside it: its environment, mode, turn queue and whether it is active.
 //!
-//! Prompts are queued per session: a prompt that arrives while a turn runs waits for it (and is
-//! answered `-32800` if the session is closed meanwhile). `session/close` cancels the running
-//! turn and waits until it has reported `idle` + `cancelled`.
+//! Prompts are queued per session by [`AgentSession`]: held in arrival order behind a running
+//! turn, refused `-32800` by `session/cancel` or `session/close` before they begin.
+//! `session/close` cancels the running turn and waits until it has reported `idle` + `cancelled`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use acp_rpc::{codes, CancellationToken, Connection, RpcError};
+use acp_rpc::{codes, Connection, RpcError};
 use acp_session::v2::agent::{AgentSession, BusyPolicy};
-use acp_v2::{AbsolutePath, SessionId, SessionNotFoundErrorData};
-use tokio::sync::OwnedMutexGuard;
+use acp_v2::{AbsolutePath, SessionId};
 
 use crate::script::MODES;
 
@@ -25,7 +24,7 @@ pub fn not_found(session_id: &SessionId) -> RpcError {
         codes::RESOURCE_NOT_FOUND,
         format!("Session not found: `{}`", session_id.as_str()),
     )
-    .with_data(SessionNotFoundErrorData::new(session_id.clone()))
+    .with_data(serde_json::json!({ "sessionId": session_id.as_str() }))
 }
 
 /// One session.
@@ -37,10 +36,6 @@ pub struct SessionEntry {
     pub cwd: String,
     additional_directories: Mutex<Vec<AbsolutePath>>,
     mode: Mutex<String>,
-    /// Fires when the session is closed; replaced by a fresh token when it is resumed.
-    closing: Mutex<CancellationToken>,
-    /// Held by the running turn: prompts queue on it.
-    queue: Arc<tokio::sync::Mutex<()>>,
     prompts: AtomicU64,
     context_tokens: AtomicU64,
 }
@@ -72,27 +67,12 @@ impl SessionEntry {
 
     /// `true` until `session/close` (and again after `session/resume`).
     pub fn is_active(&self) -> bool {
-        !lock(&self.closing).is_cancelled()
+        !self.session.is_closed()
     }
 
     /// Reactivates a closed session (on `session/resume`).
     pub fn activate(&self) {
-        let mut closing = lock(&self.closing);
-        if closing.is_cancelled() {
-            *closing = CancellationToken::new();
-        }
-    }
-
-    /// Waits for this session's turn slot: prompts run one at a time, in arrival order. `None`
-    /// when the session is closed first.
-    pub async fn wait_for_turn(&self) -> Option<OwnedMutexGuard<()>> {
-        let closing = lock(&self.closing).clone();
-        let guard = tokio::select! {
-            biased;
-            () = closing.cancelled() => return None,
-            guard = self.queue.clone().lock_owned() => guard,
-        };
-        (!closing.is_cancelled()).then_some(guard)
+        self.session.reopen();
     }
 
     /// Counts a prompt; returns its number in the session (1 for the first).
@@ -114,10 +94,7 @@ impl SessionEntry {
     /// running turn is cancelled, and this returns once it has ended (`idle` + `cancelled`
     /// reported).
     pub async fn close(&self) {
-        lock(&self.closing).cancel();
-        self.session.cancel();
-        // The running turn holds the queue until it has ended.
-        drop(self.queue.lock().await);
+        self.session.close().await;
     }
 }
 
@@ -143,8 +120,6 @@ impl Sessions {
             cwd: cwd.as_str().to_owned(),
             additional_directories: Mutex::new(additional_directories),
             mode: Mutex::new(MODES[0].0.to_owned()),
-            closing: Mutex::new(CancellationToken::new()),
-            queue: Arc::default(),
             prompts: AtomicU64::new(0),
             context_tokens: AtomicU64::new(0),
         });

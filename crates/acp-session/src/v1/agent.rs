@@ -7,14 +7,20 @@
 //! - With a maximum prompt duration set, a turn that runs longer is cancelled and answered
 //!   `-32800` with the duration in the error data.
 //! - Whatever the turn's code returns after `session/cancel`, the stop reason is `cancelled`.
+//! - Whatever ends the prompt (its answer, a `$/cancel_request` whose handler is aborted, a panic),
+//!   the session is free again: a drop guard clears the running turn.
+//! - [`AgentSession::prompt_in`] ties the turn to its request: the messages of the session read
+//!   after the prompt are let through once it has registered (a `session/cancel` then finds it),
+//!   and a `$/cancel_request` for the prompt cancels the turn, answered `cancelled`.
 //!
 //! See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/v1/prompt-turn)
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use acp_rpc::{CancellationToken, Connection, Error, RequestOptions, RpcError};
+use acp_rpc::{CancellationToken, Connection, Error, RequestContext, RequestOptions, RpcError};
 use acp_v1::{
     ContentBlock, ContentChunk, Plan, PlanEntry, PromptResponse, RequestPermissionOutcome,
     RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
@@ -38,8 +44,28 @@ pub struct TurnLimits {
 pub struct AgentSession {
     session_id: SessionId,
     connection: Connection,
-    current_turn: Arc<Mutex<Option<CancellationToken>>>,
+    /// The running turn: its number and cancellation.
+    current_turn: Arc<Mutex<Option<(u64, CancellationToken)>>>,
+    turns: Arc<AtomicU64>,
     limits: TurnLimits,
+}
+
+/// Clears the session's running turn when dropped, if it is still this turn.
+struct TurnGuard {
+    current_turn: Arc<Mutex<Option<(u64, CancellationToken)>>>,
+    number: u64,
+}
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        let mut current = lock(&self.current_turn);
+        if current
+            .as_ref()
+            .is_some_and(|(number, _)| *number == self.number)
+        {
+            *current = None;
+        }
+    }
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -67,6 +93,7 @@ impl AgentSession {
             session_id: session_id.into(),
             connection,
             current_turn: Arc::default(),
+            turns: Arc::default(),
             limits,
         }
     }
@@ -83,7 +110,7 @@ impl AgentSession {
 
     /// `session/cancel`: the running turn's cancellation fires.
     pub fn cancel(&self) {
-        if let Some(token) = lock(&self.current_turn).as_ref() {
+        if let Some((_, token)) = lock(&self.current_turn).as_ref() {
             token.cancel();
         }
     }
@@ -94,17 +121,58 @@ impl AgentSession {
         F: FnOnce(Turn) -> Fut,
         Fut: Future<Output = Result<StopReason, RpcError>>,
     {
-        let cancellation = {
-            let mut current = lock(&self.current_turn);
-            if current.is_some() {
-                return Err(RpcError::invalid_request(
-                    "a prompt is already running in this session",
-                ));
-            }
-            let token = CancellationToken::new();
-            *current = Some(token.clone());
-            token
+        let (guard, cancellation) = self.register()?;
+        self.run_turn(guard, cancellation, None, run).await
+    }
+
+    /// [`AgentSession::prompt`] for a `session/prompt` handler: once the turn is registered the
+    /// session's later messages are let through ([`RequestContext::release_order`]), and the
+    /// request's own cancellation (`$/cancel_request`) cancels the turn.
+    pub async fn prompt_in<F, Fut>(
+        &self,
+        cx: &RequestContext,
+        run: F,
+    ) -> Result<PromptResponse, RpcError>
+    where
+        F: FnOnce(Turn) -> Fut,
+        Fut: Future<Output = Result<StopReason, RpcError>>,
+    {
+        let registered = self.register();
+        cx.release_order();
+        let (guard, cancellation) = registered?;
+        self.run_turn(guard, cancellation, Some(cx.cancellation()), run)
+            .await
+    }
+
+    /// Makes a new turn the running one; `-32600` if one runs.
+    fn register(&self) -> Result<(TurnGuard, CancellationToken), RpcError> {
+        let mut current = lock(&self.current_turn);
+        if current.is_some() {
+            return Err(RpcError::invalid_request(
+                "a prompt is already running in this session",
+            ));
+        }
+        let number = self.turns.fetch_add(1, Ordering::Relaxed) + 1;
+        let token = CancellationToken::new();
+        *current = Some((number, token.clone()));
+        let guard = TurnGuard {
+            current_turn: self.current_turn.clone(),
+            number,
         };
+        Ok((guard, token))
+    }
+
+    async fn run_turn<F, Fut>(
+        &self,
+        guard: TurnGuard,
+        cancellation: CancellationToken,
+        request: Option<&CancellationToken>,
+        run: F,
+    ) -> Result<PromptResponse, RpcError>
+    where
+        F: FnOnce(Turn) -> Fut,
+        Fut: Future<Output = Result<StopReason, RpcError>>,
+    {
         let turn = Turn {
             session: self.clone(),
             cancellation: cancellation.clone(),
@@ -124,6 +192,23 @@ impl AgentSession {
                 None => std::future::pending().await,
             }
         };
+        // A `$/cancel_request` for the prompt cancels its turn (answered `cancelled`).
+        let request_cancelled = async {
+            match request {
+                Some(request) => {
+                    request.cancelled().await;
+                    cancellation.cancel();
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let work = async {
+            tokio::pin!(work);
+            tokio::select! {
+                result = &mut work => result,
+                () = request_cancelled => work.await,
+            }
+        };
         enum Ending<R> {
             Finished(R),
             GraceOver,
@@ -134,7 +219,7 @@ impl AgentSession {
             () = grace_over => Ending::GraceOver,
             () = too_long => Ending::TooLong(limits.max_prompt_duration.unwrap_or_default()),
         };
-        *lock(&self.current_turn) = None;
+        drop(guard);
         let stop_reason = match ending {
             Ending::TooLong(limit) => {
                 cancellation.cancel();
@@ -228,11 +313,9 @@ impl Turn {
         if self.is_cancelled() {
             return Ok(Permission::Cancelled);
         }
-        let options = RequestOptions {
-            cancellation: Some(self.cancellation.clone()),
-            graceful: true,
-            ..Default::default()
-        };
+        let options = RequestOptions::default()
+            .cancellation(self.cancellation.clone())
+            .graceful(true);
         match self
             .session
             .connection
@@ -249,7 +332,15 @@ impl Turn {
             Err(Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
                 Ok(Permission::Cancelled)
             }
-            Err(err) => Err(err),
+            // An answer the agent cannot read, or an error: not permission. The tool call it
+            // gated has failed (v1 has no `cancelled` status), never left pending.
+            Err(err) => {
+                tracing::warn!(%err, "the permission request failed; treated as cancelled");
+                let update = ToolCallUpdate::new(request.tool_call.tool_call_id.clone())
+                    .status(acp_v1::ToolCallStatus::Failed);
+                self.tool_call_update(update).await?;
+                Ok(Permission::Cancelled)
+            }
         }
     }
 }

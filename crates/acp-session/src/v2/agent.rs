@@ -9,15 +9,20 @@
 //! it sends is also folded into the session's history, which [`AgentSession::resume`] replays in
 //! compact form.
 //!
-//! Prompts that arrive while a turn runs are handled by the session's [`BusyPolicy`]: queued
-//! (the new turn begins when the current one ends, the default) or rejected with `-32600`.
+//! Prompts that arrive while a turn runs are handled by the session's [`BusyPolicy`]: held (the
+//! default: each begins when the one before it ends, in the order they were queued) or rejected
+//! with `-32600`. `session/cancel` cancels the running turn and every prompt not yet begun (each
+//! answered `-32800`, none reporting any update); `session/close` does the same and refuses new
+//! prompts. [`AgentSession::prompt_turn`] does it all for a `session/prompt` handler: it queues
+//! the prompt in arrival order, lets the messages after it be handled, gives back the handler
+//! slot while the prompt is held, and answers `-32800` when the request itself is cancelled.
 //!
 //! See protocol docs: [Prompt Lifecycle](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle)
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use acp_rpc::{CancellationToken, Connection, Error, RequestOptions, RpcError};
+use acp_rpc::{CancellationToken, Connection, Error, RequestContext, RequestOptions, RpcError};
 use acp_support::Patch;
 use acp_v2::{
     ContentBlock, ContentChunk, IdleStateUpdate, IdleStateUpdateStopReason, MessageId, PlanEntry,
@@ -27,12 +32,12 @@ use acp_v2::{
     ToolCallContent, ToolCallContentChunk, ToolCallUpdate, UpdateSessionNotification, UserMessage,
 };
 use base64::Engine;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use crate::permission::Permission;
 
 use super::replay::{current_state, replay};
 use super::state::SessionState;
+use super::turn_queue::{Place, TurnQueue};
 
 /// How long a cancelled turn waits for the client's final answer to a pending permission request
 /// before treating it as cancelled (a client that never answers cannot hang the turn).
@@ -40,8 +45,9 @@ pub const PERMISSION_CANCEL_GRACE: std::time::Duration = std::time::Duration::fr
 
 /// What to do with a prompt that arrives while a turn is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum BusyPolicy {
-    /// Queue it: its turn begins when the running one ends.
+    /// Hold it: its turn begins when the ones before it have ended.
     #[default]
     Queue,
     /// Reject it with `-32600`.
@@ -50,7 +56,6 @@ pub enum BusyPolicy {
 
 struct Inner {
     history: SessionState,
-    current_turn: Option<CancellationToken>,
 }
 
 /// The agent-side state of one v2 session.
@@ -60,9 +65,7 @@ pub struct AgentSession {
     /// The connection updates go out on; `resume` rebinds it to the resuming client's.
     connection: Arc<Mutex<Connection>>,
     inner: Arc<Mutex<Inner>>,
-    turns: Arc<Semaphore>,
-    closed: CancellationToken,
-    policy: BusyPolicy,
+    turns: Arc<TurnQueue>,
     next_id: Arc<AtomicU64>,
 }
 
@@ -92,11 +95,8 @@ impl AgentSession {
             connection: Arc::new(Mutex::new(connection)),
             inner: Arc::new(Mutex::new(Inner {
                 history: SessionState::new(),
-                current_turn: None,
             })),
-            turns: Arc::new(Semaphore::new(1)),
-            closed: CancellationToken::new(),
-            policy,
+            turns: TurnQueue::new(policy),
             next_id: Arc::new(AtomicU64::new(1)),
         }
     }
@@ -121,66 +121,61 @@ impl AgentSession {
 
     /// `true` while a turn runs.
     pub fn is_busy(&self) -> bool {
-        lock(&self.inner).current_turn.is_some()
+        self.turns.is_busy()
     }
 
-    /// Accepts a prompt and begins its turn: the user message is acknowledged (its generated id is
-    /// [`Turn::user_message_id`], for the `session/prompt` response) and `running` reported.
-    pub async fn begin_turn(&self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
-        let closed = || {
-            RpcError::request_cancelled()
-                .with_data(serde_json::json!({"reason": "the session was closed"}))
-        };
-        if self.closed.is_cancelled() {
-            return Err(closed());
-        }
-        let permit = match self.policy {
-            BusyPolicy::Reject => self.turns.clone().try_acquire_owned().map_err(|_| {
-                RpcError::invalid_request("a prompt is already running in this session")
-            })?,
-            BusyPolicy::Queue => tokio::select! {
-                permit = self.turns.clone().acquire_owned() => {
-                    permit.map_err(|_| RpcError::internal_error("the session's turn queue is gone"))?
-                }
-                // A prompt still waiting when the session closes is answered -32800.
-                () = self.closed.cancelled() => return Err(closed()),
-            },
-        };
-        if self.closed.is_cancelled() {
-            return Err(closed());
-        }
-        let cancellation = CancellationToken::new();
-        lock(&self.inner).current_turn = Some(cancellation.clone());
-        let turn = Turn {
+    /// Queues a prompt, synchronously, behind the ones queued before it: it has the turn at once
+    /// when none runs, else it is held ([`BusyPolicy::Queue`]) or refused `-32600`
+    /// ([`BusyPolicy::Reject`]). `-32800` once the session is closed. Begin its turn with
+    /// [`QueuedPrompt::begin`].
+    pub fn queue_prompt(&self) -> Result<QueuedPrompt, RpcError> {
+        Ok(QueuedPrompt {
             session: self.clone(),
-            user_message_id: self.next_message_id("msg_user"),
-            cancellation,
-            _permit: permit,
-            ended: false,
-        };
-        let mut ack = UserMessage::new(turn.user_message_id.clone());
-        ack.content = Patch::Value(prompt);
-        turn.send(SessionUpdate::UserMessage(ack))
-            .await
-            .map_err(to_rpc)?;
-        turn.send(state(StateUpdate::Running(RunningStateUpdate::new())))
-            .await
-            .map_err(to_rpc)?;
-        Ok(turn)
+            place: self.turns.enqueue()?,
+        })
     }
 
-    /// `session/close`: cancels the running turn, answers prompts still queued `-32800`, refuses
+    /// Queues a prompt and begins its turn when its time comes: the user message is acknowledged
+    /// (its generated id is [`Turn::user_message_id`], for the `session/prompt` response) and
+    /// `running` reported.
+    pub async fn begin_turn(&self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
+        self.queue_prompt()?.begin(prompt).await
+    }
+
+    /// [`AgentSession::begin_turn`] for a `session/prompt` handler: the prompt is queued, the
+    /// messages of the session read after it are let through (a `session/cancel` then finds it),
+    /// its handler slot is given back while it is held, and a `$/cancel_request` for it while it
+    /// is held answers `-32800` with no update sent.
+    pub async fn prompt_turn(
+        &self,
+        prompt: Vec<ContentBlock>,
+        cx: &RequestContext,
+    ) -> Result<Turn, RpcError> {
+        let queued = self.queue_prompt();
+        cx.release_order();
+        let queued = queued?;
+        if queued.is_held() {
+            cx.release_slot();
+        }
+        queued.begin_unless(prompt, cx.cancellation()).await
+    }
+
+    /// `session/close`: cancels the running turn, answers prompts still held `-32800`, refuses
     /// new ones, and returns once the running turn has ended (`idle` + `cancelled` sent).
     pub async fn close(&self) {
-        self.closed.cancel();
-        self.cancel();
-        // The running turn holds the only permit until it ends.
-        let _ = self.turns.acquire().await;
+        self.turns.close();
+        self.turns.idle().await;
     }
 
-    /// `true` once [`AgentSession::close`] has been called.
+    /// `true` once [`AgentSession::close`] has been called (and the session not reopened).
     pub fn is_closed(&self) -> bool {
-        self.closed.is_cancelled()
+        self.turns.is_closed()
+    }
+
+    /// Accepts prompts again after [`AgentSession::close`] (`session/resume` of a closed
+    /// session).
+    pub fn reopen(&self) {
+        self.turns.reopen();
     }
 
     /// The session's metadata (title, last update), without cloning the whole history.
@@ -197,11 +192,10 @@ impl AgentSession {
     }
 
     /// `session/cancel`: the running turn's cancellation fires (its permission requests are
-    /// cancelled and it ends `idle` + `cancelled`). Without a running turn it does nothing.
+    /// cancelled and it ends `idle` + `cancelled`), and every prompt held behind it is answered
+    /// `-32800` without ever beginning. Prompts queued after this run normally.
     pub fn cancel(&self) {
-        if let Some(token) = &lock(&self.inner).current_turn {
-            token.cancel();
-        }
+        self.turns.cancel();
     }
 
     /// `session/resume` on `connection` (the session's updates go there from now on): with
@@ -252,15 +246,68 @@ impl AgentSession {
     }
 }
 
+/// A prompt queued in its session ([`AgentSession::queue_prompt`]), not yet begun. Dropped, it
+/// leaves the queue without holding up the prompts behind it.
+#[derive(Debug)]
+pub struct QueuedPrompt {
+    session: AgentSession,
+    place: Place,
+}
+
+impl QueuedPrompt {
+    /// `true` while it waits behind a running turn.
+    pub fn is_held(&self) -> bool {
+        self.place.is_held()
+    }
+
+    /// Waits for its turn and begins it: the user message is acknowledged and `running`
+    /// reported. `-32800` (and no update) when the session is cancelled or closed first.
+    pub async fn begin(self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
+        self.begin_with(prompt, None).await
+    }
+
+    /// [`QueuedPrompt::begin`], giving up with `-32800` (and no update) if `cancellation` (the
+    /// request's own) fires while it is held.
+    pub async fn begin_unless(
+        self,
+        prompt: Vec<ContentBlock>,
+        cancellation: &CancellationToken,
+    ) -> Result<Turn, RpcError> {
+        self.begin_with(prompt, Some(cancellation)).await
+    }
+
+    async fn begin_with(
+        self,
+        prompt: Vec<ContentBlock>,
+        cancellation: Option<&CancellationToken>,
+    ) -> Result<Turn, RpcError> {
+        let QueuedPrompt { session, place } = self;
+        let cancellation = place.turn(cancellation).await?;
+        // From here the turn owns the session's turn: ended or dropped, it hands it on.
+        let turn = Turn {
+            user_message_id: session.next_message_id("msg_user"),
+            session,
+            cancellation,
+            ended: false,
+        };
+        let mut ack = UserMessage::new(turn.user_message_id.clone());
+        ack.content = Patch::Value(prompt);
+        turn.send(SessionUpdate::UserMessage(ack))
+            .await
+            .map_err(to_rpc)?;
+        turn.send(state(StateUpdate::Running(RunningStateUpdate::new())))
+            .await
+            .map_err(to_rpc)?;
+        Ok(turn)
+    }
+}
+
 fn state(update: StateUpdate) -> SessionUpdate {
     SessionUpdate::StateUpdate(update)
 }
 
 fn to_rpc(err: Error) -> RpcError {
-    match err {
-        Error::Rpc(err) => err,
-        other => RpcError::internal_error(other),
-    }
+    RpcError::from(err)
 }
 
 /// One prompt turn. End it with [`Turn::end`]; a turn dropped without ending is ended `idle`
@@ -269,7 +316,6 @@ pub struct Turn {
     session: AgentSession,
     user_message_id: MessageId,
     cancellation: CancellationToken,
-    _permit: OwnedSemaphorePermit,
     ended: bool,
 }
 
@@ -394,11 +440,9 @@ impl Turn {
             RequiresActionStateUpdate::new(),
         )))
         .await?;
-        let options = RequestOptions {
-            cancellation: Some(self.cancellation.clone()),
-            graceful: true,
-            ..Default::default()
-        };
+        let options = RequestOptions::default()
+            .cancellation(self.cancellation.clone())
+            .graceful(true);
         let connection = self.session.connection();
         let answer = connection.request_with(&request, options);
         // After a cancel the client's final answer is awaited, but not forever.
@@ -424,7 +468,19 @@ impl Turn {
                 Err(Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
                     Permission::Cancelled
                 }
-                Err(err) => return Err(err),
+                // An answer the agent cannot read, or an error: not permission. The tool call it
+                // gated is cancelled, never left pending.
+                Err(err) => {
+                    tracing::warn!(%err, "the permission request failed; treated as cancelled");
+                    if let Patch::Value(RequestPermissionSubject::ToolCall(subject)) =
+                        &request.subject
+                    {
+                        let update = ToolCallUpdate::new(subject.tool_call.tool_call_id.clone())
+                            .status(acp_v2::ToolCallStatus::Cancelled);
+                        self.tool_call(update).await?;
+                    }
+                    Permission::Cancelled
+                }
             },
         };
         if !self.is_cancelled() {
@@ -445,7 +501,7 @@ impl Turn {
         let result = self
             .send(state(StateUpdate::Idle(IdleStateUpdate::new(reason))))
             .await;
-        lock(&self.session.inner).current_turn = None;
+        self.session.turns.finish();
         result
     }
 }
@@ -455,7 +511,6 @@ impl Drop for Turn {
         if self.ended {
             return;
         }
-        lock(&self.session.inner).current_turn = None;
         let session = self.session.clone();
         let reason = if self.is_cancelled() {
             IdleStateUpdateStopReason::Cancelled
@@ -464,10 +519,15 @@ impl Drop for Turn {
         };
         let update = state(StateUpdate::Idle(IdleStateUpdate::new(reason)));
         lock(&session.inner).history.apply(update.clone());
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = session.notify(update).await;
-            });
+        // The next held prompt begins only after this `idle`, as it would after `end`.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = session.notify(update).await;
+                    session.turns.finish();
+                });
+            }
+            Err(_) => session.turns.finish(),
         }
     }
 }

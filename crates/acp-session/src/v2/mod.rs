@@ -7,6 +7,7 @@ pub mod replay;
 mod state;
 mod terminal;
 mod tool_call;
+mod turn_queue;
 
 pub use foreground::{Foreground, ForegroundState};
 pub use message::{Message, Role};
