@@ -40,11 +40,16 @@ pub struct ConnectionOptions {
     /// waits for a slot. A handler that only waits (a prompt held behind a running turn) gives its
     /// slot back with [`RequestContext::release_slot`](crate::RequestContext::release_slot).
     pub max_concurrent_requests: usize,
-    /// Incoming requests read and not yet answered (running, waiting or held). Beyond it a new
-    /// request is answered `-32603` with `{"reason": "overloaded"}` at once, unless the peer is
-    /// not reading what is written (the outgoing queue is full): then the reader waits, so a peer
-    /// that does not read stops being read, instead of growing this side's memory.
+    /// Incoming requests read and not yet answered (running, waiting or held). When they are
+    /// all taken the reader waits for a place, up to [`ConnectionOptions::overload_wait`]; past
+    /// that, a new request is answered `-32603` with `{"reason": "overloaded"}` as soon as the
+    /// answer can be written, so handlers that wait for the peer never stop the reader. A peer
+    /// that does not read what is written is simply not read either (the refusal cannot be
+    /// written), instead of growing this side's memory.
     pub max_pending_requests: usize,
+    /// How long the reader waits for a place among the pending requests before it starts
+    /// refusing; the wait is counted once per overload, not once per request.
+    pub overload_wait: Duration,
     /// Keyed notifications (a `session/cancel`) read and not yet delivered.
     pub max_pending_notifications: usize,
     /// Entries in one incoming batch; a longer batch is answered with one `-32600`.
@@ -68,6 +73,7 @@ impl Default for ConnectionOptions {
             max_outgoing_bytes: 16 * 1024 * 1024,
             max_concurrent_requests: 256,
             max_pending_requests: 1024,
+            overload_wait: Duration::from_secs(1),
             max_pending_notifications: 1024,
             max_batch_entries: 1024,
             batches: BatchPolicy::Accept,
@@ -104,6 +110,8 @@ setters! {
     max_concurrent_requests: usize,
     /// Sets [`ConnectionOptions::max_pending_requests`].
     max_pending_requests: usize,
+    /// Sets [`ConnectionOptions::overload_wait`].
+    overload_wait: Duration,
     /// Sets [`ConnectionOptions::max_pending_notifications`].
     max_pending_notifications: usize,
     /// Sets [`ConnectionOptions::max_batch_entries`].

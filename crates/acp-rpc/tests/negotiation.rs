@@ -172,3 +172,98 @@ async fn requests_sent_right_after_initialize_wait_for_it() {
     assert_eq!(first["id"], 0);
     assert_eq!(second["result"]["version"], 2, "{second}");
 }
+
+/// Records the params of `initialize` and answers as v1; `whoami` answers the version the
+/// connection negotiated, as the handler sees it.
+#[derive(Clone, Default)]
+struct RecordingV1 {
+    params: std::sync::Arc<std::sync::Mutex<Option<serde_json::Value>>>,
+}
+
+impl Handler for RecordingV1 {
+    async fn handle_request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        match request.method.as_str() {
+            "initialize" => {
+                *self.params.lock().expect("lock") = request.params_as().ok();
+                acp_rpc::result(&acp_v1::InitializeResponse::new(1))
+            }
+            "whoami" => acp_rpc::result(&json!({ "version": cx.protocol_version() })),
+            other => Err(RpcError::method_not_found(other)),
+        }
+    }
+
+    async fn handle_notification(&self, _notification: Notification, _connection: &Connection) {}
+}
+
+#[tokio::test]
+async fn a_v1_fallback_got_real_v1_params_and_both_sides_know_the_version() {
+    let agent = RecordingV1::default();
+    let client = client_and_agent(Router::new().v1(agent.clone()));
+    let mut capabilities = acp_v1::ClientCapabilities::new();
+    capabilities.terminal = Some(true);
+    let offer = negotiate::Offer::new()
+        .v2(acp_v2::InitializeRequest::new(
+            2,
+            acp_v2::Implementation::new("test-client", "1.0"),
+        ))
+        .v1(acp_v1::InitializeRequest::new(1)
+            .client_info(acp_v1::Implementation::new("test-client", "1.0"))
+            .client_capabilities(capabilities));
+    let answer = negotiate::initialize(&client, offer)
+        .await
+        .expect("negotiates");
+    assert!(matches!(answer, Negotiated::V1(_)));
+    assert_eq!(client.protocol_version(), Some(1));
+    let params = agent
+        .params
+        .lock()
+        .expect("lock")
+        .clone()
+        .expect("recorded");
+    assert_eq!(
+        params["protocolVersion"], 2,
+        "it asked for the highest offered"
+    );
+    assert_eq!(params["clientInfo"]["name"], "test-client");
+    assert_eq!(params["clientCapabilities"]["terminal"], true);
+    assert_eq!(params["info"]["name"], "test-client");
+    let whoami = client
+        .request_raw("whoami", None, Default::default())
+        .await
+        .expect("answered");
+    assert_eq!(whoami.get(), r#"{"version":1}"#);
+}
+
+#[tokio::test]
+async fn a_handler_answering_another_version_is_an_internal_error() {
+    // The v2 slot holds a handler that answers as v1.
+    let router = Router::new().v2(Versioned(1));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    peer.send(&initialize(0, 2)).await;
+    let answer = peer.recv_json().await;
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(answer["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("v2 handler answered `initialize` with protocol version 1")));
+}
+
+#[tokio::test]
+async fn a_client_from_the_future_in_an_unknown_shape_falls_back() {
+    let router = Router::new().v1(Versioned(1)).v2(Versioned(2));
+    let (_connection, mut peer) = connect(router, ConnectionOptions::default());
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": 3,
+            "clientInfo": {"name": "future", "version": "9"},
+            "capabilities": {"session": "not an object", "hologram": {}},
+        }})
+        .to_string(),
+    )
+    .await;
+    let answer = peer.recv_json().await;
+    assert_eq!(answer["result"]["protocolVersion"], 2, "{answer}");
+}

@@ -40,18 +40,15 @@ impl Cancels {
 
 type Outcome = Result<Box<RawValue>, RpcError>;
 
-/// Starts one request; waits only for a place among the unanswered requests, and only while the
-/// peer is not reading (otherwise a request beyond the bound is refused at once).
+/// Starts one request that has its place among the pending ones.
 pub(super) async fn start_request<H: Handler>(
     connection: &Connection,
     handler: &Arc<H>,
     request: Request,
     reply: Reply,
+    place: OwnedSemaphorePermit,
     arrival: u64,
 ) {
-    let Some((place, reply)) = reserve(connection, &request.id, reply).await else {
-        return;
-    };
     let shared = &connection.shared;
     let id = request.id.clone();
     let cancels = Cancels {
@@ -104,35 +101,51 @@ pub(super) async fn start_request<H: Handler>(
     );
 }
 
-/// A place among the unanswered requests. Beyond the bound: refused at once if the refusal can be
-/// written now; if the peer is not reading, wait for whichever comes first, a place or room to
-/// write the refusal.
-async fn reserve(
+/// A place among the pending requests. When they are all taken: wait for one until the overload
+/// deadline (set now if this overload is new); past it, refuse as soon as the refusal can be
+/// queued, unless a place comes first. `None` when the request was refused.
+pub(super) async fn reserve(
     connection: &Connection,
     id: &RequestId,
     reply: Reply,
+    overload: &mut Option<tokio::time::Instant>,
 ) -> Option<(OwnedSemaphorePermit, Reply)> {
     let shared = &connection.shared;
-    if let Ok(place) = shared.unanswered.clone().try_acquire_owned() {
+    let places = &shared.unanswered;
+    if let Ok(place) = places.clone().try_acquire_owned() {
+        *overload = None;
+        return Some((place, reply));
+    }
+    let deadline =
+        *overload.get_or_insert_with(|| tokio::time::Instant::now() + shared.options.overload_wait);
+    let place = tokio::select! {
+        biased;
+        place = places.clone().acquire_owned() => place.ok(),
+        () = tokio::time::sleep_until(deadline) => None,
+    };
+    if let Some(place) = place {
+        *overload = None;
         return Some((place, reply));
     }
     let refusal = error_response(
         Some(id.clone()),
         RpcError::overloaded(shared.options.max_pending_requests),
-    );
-    tracing::warn!(%id, "refusing a request: too many unanswered");
+    )
+    .to_json();
+    tracing::warn!(%id, "refusing a request: every pending place is taken");
     match reply {
         Reply::Slot(slot) => {
-            let _ = slot.send(refusal.to_json());
+            let _ = slot.send(refusal);
             None
         }
         Reply::Direct => {
             tokio::select! {
                 biased;
-                place = shared.unanswered.clone().acquire_owned() => {
+                place = places.clone().acquire_owned() => {
+                    *overload = None;
                     place.ok().map(|place| (place, Reply::Direct))
                 }
-                _ = shared.outbox.send(refusal.to_json()) => None,
+                _ = shared.outbox.send(refusal) => None,
             }
         }
     }

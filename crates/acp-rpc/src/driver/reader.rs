@@ -24,6 +24,9 @@ pub(super) struct Dispatch<'a, H> {
     pub(super) ordered: &'a mpsc::Sender<Ordered>,
     /// The arrival number of the last message read.
     pub(super) arrivals: u64,
+    /// When the reader stops waiting for a place among the pending requests and refuses: set
+    /// when they are first found all taken, cleared when one is had again.
+    pub(super) overload: Option<tokio::time::Instant>,
 }
 
 /// Reads until end of stream, a read error, [`Connection::close`] or the writer stopping.
@@ -40,6 +43,7 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
         handler: &handler,
         ordered: &ordered,
         arrivals: 0,
+        overload: None,
     };
     loop {
         let frame = tokio::select! {
@@ -92,8 +96,21 @@ impl<H: Handler> Dispatch<'_, H> {
                 .await;
             }
             Ok(Message::Request(request)) => {
-                incoming::start_request(self.connection, self.handler, request, reply, arrival)
-                    .await;
+                let Some((place, reply)) =
+                    incoming::reserve(self.connection, &request.id, reply, &mut self.overload)
+                        .await
+                else {
+                    return;
+                };
+                incoming::start_request(
+                    self.connection,
+                    self.handler,
+                    request,
+                    reply,
+                    place,
+                    arrival,
+                )
+                .await;
             }
             Ok(Message::Notification(notification)) if notification.method == CANCEL_REQUEST => {
                 cancel_incoming(self.connection, &notification);

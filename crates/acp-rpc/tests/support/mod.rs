@@ -26,7 +26,17 @@ pub struct Peer {
 
 /// Starts `handler` on a connection whose other end is a [`Peer`].
 pub fn connect<H: Handler>(handler: H, options: ConnectionOptions) -> (Connection, Peer) {
-    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    connect_buffered(handler, options, 1 << 20)
+}
+
+/// [`connect`] over pipes of `buffer` bytes each way (small: the peer's not reading shows at
+/// once).
+pub fn connect_buffered<H: Handler>(
+    handler: H,
+    options: ConnectionOptions,
+    buffer: usize,
+) -> (Connection, Peer) {
+    let (ours, theirs) = tokio::io::duplex(buffer);
     let (read, write) = tokio::io::split(ours);
     let (connection, _task) = Connection::spawn(read, write, handler, options);
     let (peer_read, peer_write) = tokio::io::split(theirs);
@@ -43,6 +53,11 @@ impl Peer {
     pub async fn send(&mut self, line: &str) {
         self.transcript.push(format!("-> {line}"));
         self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Splits the peer in its writing half (to move into a task) and itself.
+    pub fn take_writer(&mut self) -> WriteHalf<DuplexStream> {
+        self.writer.take().expect("peer still open")
     }
 
     /// Writes raw bytes and a newline, unrecorded unless `send` did it.
