@@ -9,38 +9,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::{answer_to, bounded, cwd, notification_line, request_line, RawAgent};
-use serde_json::{json, Value};
+use common::{
+    answer_to, bounded, is_permission_request, notification_line, prompt, request_line, RawAgent,
+};
+use serde_json::json;
 
 /// The upper bound of one whole test: generous, only there so that nothing hangs.
 const TEST_LIMIT: Duration = Duration::from_secs(90);
-
-async fn initialize_v1(agent: &mut RawAgent) -> Value {
-    agent
-        .result(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
-        )
-        .await
-}
-
-async fn new_session_v1(agent: &mut RawAgent) -> String {
-    let result = agent
-        .result("session/new", json!({"cwd": cwd(), "mcpServers": []}))
-        .await;
-    result["sessionId"]
-        .as_str()
-        .expect("a session id")
-        .to_owned()
-}
-
-fn prompt(session: &str, text: &str) -> Value {
-    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
-}
-
-fn is_permission_request(message: &Value) -> bool {
-    message["method"] == "session/request_permission"
-}
 
 /// A batch holding one `session/prompt` whose turn asks for permission: the permission request
 /// reaches the client, its answer is read, and the batch is answered with an array holding the
@@ -49,8 +24,8 @@ fn is_permission_request(message: &Value) -> bool {
 async fn a_batched_prompt_can_ask_for_permission() {
     bounded(TEST_LIMIT, async {
         let mut agent = RawAgent::agent(&[]);
-        initialize_v1(&mut agent).await;
-        let session = new_session_v1(&mut agent).await;
+        agent.initialize_v1().await;
+        let session = agent.new_session_v1().await;
         let id = agent.reserve_id();
         agent
             .send(json!([request_line(
@@ -96,10 +71,10 @@ async fn more_concurrent_prompts_than_request_slots_are_all_answered() {
     const PROMPTS: usize = 260;
     bounded(TEST_LIMIT, async {
         let mut agent = RawAgent::agent(&[]);
-        initialize_v1(&mut agent).await;
+        agent.initialize_v1().await;
         let mut sessions = Vec::new();
         for _ in 0..PROMPTS {
-            sessions.push(new_session_v1(&mut agent).await);
+            sessions.push(agent.new_session_v1().await);
         }
         let mut ids = Vec::new();
         let mut lines = Vec::new();
@@ -149,8 +124,8 @@ async fn more_concurrent_prompts_than_request_slots_are_all_answered() {
 async fn a_prompt_cancelled_by_request_id_frees_the_session() {
     bounded(TEST_LIMIT, async {
         let mut agent = RawAgent::agent(&["--slow-secs", "30", "--slow-tick-ms", "20"]);
-        initialize_v1(&mut agent).await;
-        let session = new_session_v1(&mut agent).await;
+        agent.initialize_v1().await;
+        let session = agent.new_session_v1().await;
         let slow = agent
             .start_request("session/prompt", prompt(&session, "slow"))
             .await;
@@ -195,8 +170,8 @@ async fn a_prompt_cancelled_by_request_id_frees_the_session() {
 async fn cancel_right_after_prompt_always_cancels_it() {
     bounded(TEST_LIMIT, async {
         let mut agent = RawAgent::agent(&["--slow-secs", "3", "--slow-tick-ms", "20"]);
-        initialize_v1(&mut agent).await;
-        let session = new_session_v1(&mut agent).await;
+        agent.initialize_v1().await;
+        let session = agent.new_session_v1().await;
         for round in 1..=30 {
             let id = agent.reserve_id();
             agent

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cwd, is_idle, RawAgent};
+use common::{cwd, is_idle, prompt, RawAgent};
 use serde_json::{json, Value};
 
 /// `sessionUpdate` kinds (state updates with their state and stop reason), requests by method,
@@ -30,10 +30,6 @@ fn kinds(messages: &[Value]) -> Vec<String> {
             }
         })
         .collect()
-}
-
-fn prompt(session: &str, text: &str) -> Value {
-    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
 }
 
 #[tokio::test]

@@ -4,31 +4,8 @@
 
 mod common;
 
-use common::{cwd, RawAgent};
+use common::{cwd, prompt, RawAgent};
 use serde_json::{json, Value};
-
-async fn initialize_v1(agent: &mut RawAgent) -> Value {
-    agent
-        .result(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
-        )
-        .await
-}
-
-async fn new_session_v1(agent: &mut RawAgent) -> String {
-    let result = agent
-        .result("session/new", json!({"cwd": cwd(), "mcpServers": []}))
-        .await;
-    result["sessionId"]
-        .as_str()
-        .expect("a session id")
-        .to_owned()
-}
-
-fn prompt(session: &str, text: &str) -> Value {
-    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
-}
 
 /// Reads until the answer to request `id`, answering permission requests with `option`;
 /// returns the answer and the messages before it.
@@ -73,7 +50,7 @@ fn tool_updates<'a>(messages: &'a [Value], id: &str) -> Vec<&'a Value> {
 #[tokio::test]
 async fn initialize_negotiates_v1_with_v1_shapes_and_v3_gets_v2() {
     let mut agent = RawAgent::agent(&[]);
-    let result = initialize_v1(&mut agent).await;
+    let result = agent.initialize_v1().await;
     assert_eq!(result["protocolVersion"], 1, "{result}");
     let capabilities = &result["agentCapabilities"];
     assert_eq!(capabilities["loadSession"], false);
@@ -103,7 +80,7 @@ async fn initialize_negotiates_v1_with_v1_shapes_and_v3_gets_v2() {
 #[tokio::test]
 async fn a_v1_turn_sends_v1_updates_and_ends_with_its_stop_reason() {
     let mut agent = RawAgent::agent(&[]);
-    initialize_v1(&mut agent).await;
+    agent.initialize_v1().await;
     let (answer, _) = agent
         .request("session/new", json!({"cwd": cwd(), "mcpServers": []}))
         .await;
@@ -242,8 +219,8 @@ async fn a_v1_turn_sends_v1_updates_and_ends_with_its_stop_reason() {
 #[tokio::test]
 async fn a_cancelled_v1_turn_answers_cancelled_and_a_second_prompt_is_refused() {
     let mut agent = RawAgent::agent(&["--slow-secs", "30", "--slow-tick-ms", "20"]);
-    initialize_v1(&mut agent).await;
-    let session = new_session_v1(&mut agent).await;
+    agent.initialize_v1().await;
+    let session = agent.new_session_v1().await;
     let slow = agent
         .start_request("session/prompt", prompt(&session, "slow"))
         .await;
@@ -291,7 +268,7 @@ async fn a_cancelled_v1_turn_answers_cancelled_and_a_second_prompt_is_refused() 
 #[tokio::test]
 async fn v1_validation_and_required_authentication() {
     let mut agent = RawAgent::agent(&["--require-auth"]);
-    initialize_v1(&mut agent).await;
+    agent.initialize_v1().await;
     let new = json!({"cwd": cwd(), "mcpServers": []});
     let error = agent.error("session/new", new.clone()).await;
     assert_eq!(error["code"], -32000, "{error}");
@@ -329,7 +306,7 @@ async fn v1_validation_and_required_authentication() {
             .contains("mcpServers[0].command"),
         "{error}"
     );
-    let session = new_session_v1(&mut agent).await;
+    let session = agent.new_session_v1().await;
     let error = agent
         .error(
             "session/set_mode",

@@ -45,6 +45,16 @@ impl RawAgent {
         Self::start(env!("CARGO_BIN_EXE_acp-reference-agent"), &all)
     }
 
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        self._child.id().expect("the agent runs")
+    }
+
+    /// Splits off the agent's stdin, to write from another task.
+    pub fn into_parts(self) -> (Child, ChildStdin, Lines<BufReader<ChildStdout>>) {
+        (self._child, self.stdin, self.lines)
+    }
+
     pub async fn send(&mut self, message: Value) {
         let line = format!("{message}\n");
         self.stdin
@@ -195,6 +205,56 @@ impl RawAgent {
             self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}))
                 .await;
         }
+    }
+}
+
+/// `session/prompt` params with one text block.
+pub fn prompt(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// `true` for the agent's `session/request_permission` request.
+pub fn is_permission_request(message: &Value) -> bool {
+    message["method"] == "session/request_permission"
+}
+
+impl RawAgent {
+    /// The v1 handshake (no client capabilities).
+    pub async fn initialize_v1(&mut self) -> Value {
+        self.result(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await
+    }
+
+    /// A v1 session in [`cwd`]; returns its id.
+    pub async fn new_session_v1(&mut self) -> String {
+        let result = self
+            .result("session/new", json!({"cwd": cwd(), "mcpServers": []}))
+            .await;
+        result["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_owned()
+    }
+
+    /// Starts a "permission" turn and reads until its permission request: returns what was read
+    /// and the request, unanswered.
+    pub async fn start_permission_turn(&mut self, session: &str) -> (Vec<Value>, Value) {
+        let (_, mut seen) = self
+            .request("session/prompt", prompt(session, "permission"))
+            .await;
+        while !seen.iter().any(is_permission_request) {
+            let message = self.next().await;
+            seen.push(message);
+        }
+        let ask = seen
+            .iter()
+            .find(|m| is_permission_request(m))
+            .cloned()
+            .expect("present");
+        (seen, ask)
     }
 }
 
