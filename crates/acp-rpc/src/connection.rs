@@ -36,7 +36,8 @@ pub(crate) struct Shared {
     pub(crate) pending: Mutex<HashMap<RequestId, PendingReply>>,
     /// The peer's requests being handled, by id: their cancellation.
     pub(crate) incoming: Mutex<HashMap<RequestId, Cancels>>,
-    /// Parent of every incoming request's cancellation; fires when the connection shuts down.
+    /// Fires when the connection shuts down (the requests in flight are cancelled through
+    /// [`Shared::incoming`]; one read after that starts cancelled).
     pub(crate) incoming_cancel: CancellationToken,
     /// Fires when nothing more will be read (EOF, a read error, `close`): no answer can arrive.
     pub(crate) input_closed: CancellationToken,

@@ -66,6 +66,8 @@ pub struct RequestContext {
 pub(crate) struct Holds {
     pub(crate) ticket: Mutex<Option<Ticket>>,
     pub(crate) slot: Mutex<Option<OwnedSemaphorePermit>>,
+    /// Set by the peer's `$/cancel_request` (as opposed to a shutdown).
+    pub(crate) cancelled_by_peer: std::sync::atomic::AtomicBool,
 }
 
 impl Holds {

@@ -143,9 +143,15 @@ pub fn parse_bounded(line: &[u8], max_batch_entries: usize) -> Result<Incoming, 
             items.into_iter().map(|item| entry(item.get())).collect(),
         ));
     }
-    // Validate the whole line as JSON first, so a syntax error is -32700, not -32600.
-    let raw: &RawValue = serde_json::from_str(text).map_err(RpcError::parse_error)?;
-    Ok(Incoming::Single(entry(raw.get())))
+    // One pass for a valid message; only a line that is not one is scanned again, to tell a
+    // syntax error (-32700) from valid JSON that is no message (-32600).
+    match serde_json::from_str::<Wire>(text) {
+        Ok(wire) => Ok(Incoming::Single(from_wire(wire))),
+        Err(_) => {
+            serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(RpcError::parse_error)?;
+            Ok(Incoming::Single(entry(text)))
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -174,15 +180,16 @@ fn is_null(raw: &RawValue) -> bool {
 }
 
 fn entry(text: &str) -> Entry {
-    let wire: Wire = match serde_json::from_str(text) {
-        Ok(wire) => wire,
-        Err(_) => {
-            return Err(Box::new(Invalid {
-                id: None,
-                error: RpcError::invalid_request("a message must be a JSON object"),
-            }))
-        }
-    };
+    match serde_json::from_str(text) {
+        Ok(wire) => from_wire(wire),
+        Err(_) => Err(Box::new(Invalid {
+            id: None,
+            error: RpcError::invalid_request("a message must be a JSON object"),
+        })),
+    }
+}
+
+fn from_wire(wire: Wire<'_>) -> Entry {
     let id = match wire.id {
         None => None,
         Some(raw) if is_null(raw) => None,
@@ -346,6 +353,16 @@ mod tests {
         let err = single(r#"{"jsonrpc":"1.0","id":7,"method":"m"}"#).expect_err("version");
         assert_eq!(err.id, Some(RequestId::Number(7)));
         assert_eq!(parse(b"{not json").expect_err("syntax").code, -32700);
+        assert_eq!(parse(br#"{"a":1} x"#).expect_err("trailing").code, -32700);
+        for valid_but_no_message in ["42", r#""text""#, "null"] {
+            let err = single(valid_but_no_message).expect_err("not an object");
+            assert_eq!(err.error.code, -32600, "{valid_but_no_message}");
+        }
+        let err = single(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).expect_err("dup");
+        assert_eq!(
+            err.error.code, -32600,
+            "a repeated member is not a valid message"
+        );
         assert_eq!(parse(b"{\"a\":\"\xff\"}").expect_err("utf8").code, -32700);
     }
 

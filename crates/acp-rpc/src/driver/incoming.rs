@@ -6,7 +6,10 @@
 //! handler (aborted `cancel_grace` after a cancel it does not answer), queues the answer, and only
 //! then lets a barrier behind it go and gives its place back.
 
+use std::future::Future;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 
 use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
@@ -24,17 +27,38 @@ use crate::order::{Admission, Lane};
 /// The cancellation of a request being handled.
 #[derive(Debug, Clone)]
 pub(crate) struct Cancels {
-    /// Fires on the peer's `$/cancel_request` only: ends a wait for admission.
-    peer: CancellationToken,
     /// What the handler sees: the peer's cancel, or the connection shutting down.
-    handler: CancellationToken,
+    token: CancellationToken,
+    /// Says which of the two it was (a shutdown does not end a wait for admission).
+    holds: Arc<Holds>,
 }
 
 impl Cancels {
     /// The peer cancelled the request.
     pub(crate) fn cancel(&self) {
-        self.peer.cancel();
-        self.handler.cancel();
+        self.holds.cancelled_by_peer.store(true, Ordering::Release);
+        self.token.cancel();
+    }
+
+    /// The connection is shutting down: the handler's token fires, a wait for admission goes on.
+    pub(crate) fn shut_down(&self) {
+        self.token.cancel();
+    }
+
+    fn by_peer(&self) -> bool {
+        self.holds.cancelled_by_peer.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the peer cancels the request (never for a shutdown).
+    async fn by_peer_cancelled(&self) {
+        loop {
+            self.token.cancelled().await;
+            if self.by_peer() {
+                return;
+            }
+            // Shutdown: nothing more will be read, so no cancel of the peer's can come.
+            std::future::pending::<()>().await;
+        }
     }
 }
 
@@ -51,9 +75,10 @@ pub(super) async fn start_request<H: Handler>(
 ) {
     let shared = &connection.shared;
     let id = request.id.clone();
+    let holds = Arc::new(Holds::default());
     let cancels = Cancels {
-        peer: CancellationToken::new(),
-        handler: shared.incoming_cancel.child_token(),
+        token: CancellationToken::new(),
+        holds: holds.clone(),
     };
     let duplicate = {
         let mut incoming = lock(&shared.incoming);
@@ -63,6 +88,10 @@ pub(super) async fn start_request<H: Handler>(
         }
         duplicate
     };
+    // Shutdown cancels what is in the map; one read after it began starts cancelled.
+    if shared.incoming_cancel.is_cancelled() {
+        cancels.shut_down();
+    }
     if duplicate {
         let error = RpcError::invalid_request(format!("request id {id} is already in use"));
         answer(connection, reply, error_response(Some(id), error)).await;
@@ -76,9 +105,9 @@ pub(super) async fn start_request<H: Handler>(
     let cx = RequestContext {
         id: id.clone(),
         arrival,
-        cancellation: cancels.handler.clone(),
+        cancellation: cancels.token.clone(),
         connection: connection.clone(),
-        holds: Arc::new(Holds::default()),
+        holds,
     };
     let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method, arrival);
     let handler = handler.clone();
@@ -167,47 +196,46 @@ async fn run<H: Handler>(
     let (ticket, barrier_done) = tokio::select! {
         biased;
         admitted = admission.wait() => admitted,
-        () = cancels.peer.cancelled() => return (Err(RpcError::request_cancelled()), None),
+        () = cancels.by_peer_cancelled() => return (Err(RpcError::request_cancelled()), None),
     };
     let holds = cx.holds.clone();
     *lock(&holds.ticket) = ticket;
     let slot = tokio::select! {
         biased;
         slot = shared.slots.clone().acquire_owned() => slot.ok(),
-        () = cancels.peer.cancelled() => {
+        () = cancels.by_peer_cancelled() => {
             holds.release_all();
             return (Err(RpcError::request_cancelled()), barrier_done);
         }
     };
     *lock(&holds.slot) = slot;
     let grace = shared.options.cancel_grace;
-    let mut work = tokio::spawn(async move { handler.handle_request(request, cx).await });
+    // The handler runs in this task; a panic is caught at each poll, and an abort is dropping it.
+    let mut handling = std::pin::pin!(handler.handle_request(request, cx));
+    let mut work = std::future::poll_fn(move |context| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handling.as_mut().poll(context)
+        })) {
+            Ok(Poll::Ready(outcome)) => Poll::Ready(outcome),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(RpcError::internal_error("the handler panicked"))),
+        }
+    });
     let outcome = tokio::select! {
         biased;
-        joined = &mut work => handler_outcome(joined),
-        () = cancels.handler.cancelled() => {
+        outcome = &mut work => outcome,
+        () = cancels.token.cancelled() => {
             // The handler sees its token fire and may still answer with the method's own
-            // cancellation result; one that does not within the grace is aborted.
-            match tokio::time::timeout(grace, &mut work).await {
-                Ok(joined) => handler_outcome(joined),
-                Err(_) => {
-                    work.abort();
-                    Err(RpcError::request_cancelled())
-                }
-            }
+            // cancellation result; one that does not within the grace is dropped (aborted).
+            tokio::time::timeout(grace, &mut work)
+                .await
+                .unwrap_or_else(|_| Err(RpcError::request_cancelled()))
         }
     };
+    drop(work);
     // Whatever ended the handler (an answer, an abort, a panic), what it held is given back.
     holds.release_all();
     (outcome, barrier_done)
-}
-
-fn handler_outcome(joined: Result<Outcome, tokio::task::JoinError>) -> Outcome {
-    match joined {
-        Ok(outcome) => outcome,
-        Err(err) if err.is_panic() => Err(RpcError::internal_error("the handler panicked")),
-        Err(_) => Err(RpcError::request_cancelled()),
-    }
 }
 
 /// Starts a keyed notification: delivered once every earlier message of its key has released

@@ -76,6 +76,9 @@ where
             fail_pending(&connection);
             // The peer's requests in flight are cancelled, and every one is answered.
             shared.incoming_cancel.cancel();
+            for cancels in lock(&shared.incoming).values() {
+                cancels.shut_down();
+            }
             shared.tasks.close();
             shared.tasks.wait().await;
             // What is queued is written, then the writer shuts down.

@@ -1,0 +1,39 @@
+//! Round trips for an instruction count: `rpc_roundtrip_count PEER N` runs N round trips with
+//! `PEER` (`acp-rs`, `acp-rs-typed` or `official`) after one warm-up. Run it under callgrind at
+//! two values of N (`scripts/callgrind-roundtrip.sh`): the difference divided by the difference
+//! in N is the cost of one round trip, setup excluded. No timing here: instruction counts do not
+//! depend on the machine's load.
+
+mod roundtrip;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let peer = args.next().unwrap_or_else(|| "acp-rs".into());
+    let n: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let rt = roundtrip::runtime();
+    rt.block_on(async {
+        match peer.as_str() {
+            "acp-rs" | "acp-rs-typed" => {
+                let client = roundtrip::acp_rs_client();
+                let params = roundtrip::echo_params();
+                roundtrip::acp_rs_raw(&client, &params).await;
+                for _ in 0..n {
+                    if peer == "acp-rs" {
+                        roundtrip::acp_rs_raw(&client, &params).await;
+                    } else {
+                        roundtrip::acp_rs_typed(&client).await;
+                    }
+                }
+            }
+            "official" => {
+                let (client, stop) = roundtrip::official::start().await;
+                roundtrip::official_roundtrip(&client).await;
+                for _ in 0..n {
+                    roundtrip::official_roundtrip(&client).await;
+                }
+                let _ = stop.send(());
+            }
+            other => eprintln!("unknown peer `{other}` (acp-rs, acp-rs-typed, official)"),
+        }
+    });
+}

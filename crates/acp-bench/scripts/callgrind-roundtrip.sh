@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Instructions per request round trip, acp-rpc beside agent-client-protocol 5.2, counted by
+# callgrind (repeatable whatever the machine's load). Usage: crates/acp-bench/scripts/callgrind-roundtrip.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+cargo bench -p acp-bench --bench rpc_roundtrip_count --no-run 2>/dev/null
+bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/rpc_roundtrip_count-* | grep -v '\.d$' | head -1)
+count() { # peer n -> total instructions
+    local out
+    out=$(mktemp)
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$1" "$2" >/dev/null 2>&1
+    callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+    rm -f "$out"
+}
+small=200
+large=2200
+declare -A per
+for peer in acp-rs acp-rs-typed official; do
+    a=$(count "$peer" "$small")
+    b=$(count "$peer" "$large")
+    per[$peer]=$(( (b - a) / (large - small) ))
+    printf '%-14s %8d instructions per round trip\n' "$peer" "${per[$peer]}"
+done
+awk -v r="${per[acp-rs]}" -v t="${per[acp-rs-typed]}" -v o="${per[official]}" \
+    'BEGIN { printf "ratio official / acp-rs: raw %.2fx, typed %.2fx\n", o / r, o / t }'
