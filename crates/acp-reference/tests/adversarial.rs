@@ -294,6 +294,43 @@ async fn close_right_after_prompt_cancels_it_rather_than_refusing_it() {
     .await;
 }
 
+/// `$/cancel_request` for a prompt held behind a running turn answers that prompt `-32800` at
+/// once, with no update; the running turn and the other held prompt go on.
+#[tokio::test]
+async fn cancel_request_refuses_one_held_prompt() {
+    bounded(TEST_LIMIT, async {
+        let mut agent = RawAgent::agent(&[]);
+        agent.initialize().await;
+        let session = agent.new_session().await;
+        let (mut seen, ask) = agent.start_permission_turn(&session).await;
+        let doomed = agent
+            .start_request("session/prompt", prompt(&session, "held, then cancelled"))
+            .await;
+        let kept = agent
+            .start_request("session/prompt", prompt(&session, "held and kept"))
+            .await;
+        agent
+            .notify("$/cancel_request", json!({"requestId": doomed}))
+            .await;
+        agent
+            .read_until(&mut seen, "the cancelled prompt's answer", |seen| {
+                answer_to(seen, doomed).is_some()
+            })
+            .await;
+        let answer = answer_to(&seen, doomed).expect("present");
+        assert_eq!(error_code(answer), Some(-32800), "{answer}");
+        agent.answer_permission(&ask, "allow_once").await;
+        agent
+            .read_until(&mut seen, "both turns' ends", |seen| idle_count(seen) >= 2)
+            .await;
+        assert!(answer_to(&seen, kept).is_some_and(|a| a["result"]["messageId"].is_string()));
+        let began: Vec<String> = seen.iter().filter_map(user_text).collect();
+        assert_eq!(began, ["permission", "held and kept"]);
+        assert_eq!(stop_reasons(&seen), ["end_turn", "end_turn"]);
+    })
+    .await;
+}
+
 /// Three hundred prompts held behind a turn that waits for a permission answer must not stop
 /// the agent reading its input: the permission answer (written after them) is read, the turn
 /// ends, every held prompt is answered (a `session/cancel` ends those not yet run) and a later

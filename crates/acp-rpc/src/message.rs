@@ -132,13 +132,7 @@ pub fn parse_bounded(line: &[u8], max_batch_entries: usize) -> Result<Incoming, 
         .map_err(|e| RpcError::parse_error(format!("invalid UTF-8: {e}")))?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
-        let items: Vec<&RawValue> = serde_json::from_str(text).map_err(RpcError::parse_error)?;
-        if items.len() > max_batch_entries {
-            return Err(RpcError::invalid_request(format!(
-                "a batch of {} entries exceeds the limit of {max_batch_entries}",
-                items.len()
-            )));
-        }
+        let items = batch_items(text, max_batch_entries)?;
         return Ok(Incoming::Batch(
             items.into_iter().map(|item| entry(item.get())).collect(),
         ));
@@ -152,6 +146,46 @@ pub fn parse_bounded(line: &[u8], max_batch_entries: usize) -> Result<Incoming, 
             Ok(Incoming::Single(entry(text)))
         }
     }
+}
+
+/// The entries of a batch, borrowed; parsing stops at the first entry over the limit, so an
+/// oversized batch costs neither a full scan nor a list of every entry.
+fn batch_items(text: &str, max: usize) -> Result<Vec<&RawValue>, RpcError> {
+    struct Items(usize);
+    impl<'de> serde::de::Visitor<'de> for Items {
+        type Value = Vec<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a batch array")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element::<&RawValue>()? {
+                if items.len() == self.0 {
+                    return Err(serde::de::Error::custom(TOO_MANY));
+                }
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    const TOO_MANY: &str = "acp-rpc: batch over the entry limit";
+    let mut de = serde_json::Deserializer::from_str(text);
+    let items = serde::Deserializer::deserialize_seq(&mut de, Items(max)).and_then(|items| {
+        de.end()?;
+        Ok(items)
+    });
+    items.map_err(|err| {
+        if err.to_string().starts_with(TOO_MANY) {
+            RpcError::invalid_request(format!(
+                "a batch of more than {max} entries exceeds the limit of {max}"
+            ))
+        } else {
+            RpcError::parse_error(err)
+        }
+    })
 }
 
 #[derive(Deserialize)]
