@@ -78,14 +78,24 @@ pub fn routed<T: serde::Serialize + std::fmt::Debug>(
     }
 }
 
-/// The workspace root (the directory holding `schema/`, `fixtures/` and `crates/`).
+/// The workspace root (the directory holding `schema/`, `fixtures/` and `crates/`), found at run
+/// time above the `CARGO_MANIFEST_DIR` cargo sets for the running test (else the current
+/// directory): a test binary reused from another checkout through a shared target directory
+/// still reads this checkout's files.
 pub fn workspace_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    match manifest.parent().and_then(|crates| crates.parent()) {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let found = start.ancestors().find(|dir| {
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .is_ok_and(|manifest| manifest.lines().any(|line| line.trim() == "[workspace]"))
+    });
+    match found {
         Some(root) => root.to_path_buf(),
         None => panic!(
-            "acp-testkit: cannot find the workspace root above {}",
-            manifest.display()
+            "acp-testkit: no workspace Cargo.toml above {}",
+            start.display()
         ),
     }
 }

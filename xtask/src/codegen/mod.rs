@@ -159,11 +159,27 @@ pub fn run(root: &Path, check: bool, show_stats: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The workspace root (the parent of `xtask/`).
+/// The workspace root, found at run time: the nearest directory holding a `Cargo.toml` with a
+/// `[workspace]` table, above the `CARGO_MANIFEST_DIR` cargo sets for `cargo xtask` (else above
+/// the current directory). Never the path baked in at build time: with a target directory shared
+/// by two checkouts, cargo may run a binary built in the other one.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    find_workspace_root(&start).unwrap_or(start)
+}
+
+/// The nearest ancestor of `start` (itself included) whose `Cargo.toml` declares a workspace.
+pub fn find_workspace_root(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find_map(|dir| {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+        manifest
+            .lines()
+            .any(|line| line.trim() == "[workspace]")
+            .then(|| dir.to_path_buf())
+    })
 }
 
 #[cfg(test)]
