@@ -93,11 +93,13 @@ pub struct ExtMessage {
 }
 
 impl ExtMessage {
-    /// Keeps `method` and its raw params.
+    /// Keeps `method` and its raw params. `null` params are no params (JSON-RPC params are an
+    /// object or an array), so an extension message without params encodes as `null` and decodes
+    /// back without params, as it was.
     pub fn new(method: &str, params: Option<&RawValue>) -> Self {
         Self {
             method: method.to_owned(),
-            params: params.map(RawValue::to_owned),
+            params: params.filter(|p| p.get() != "null").map(RawValue::to_owned),
         }
     }
 }

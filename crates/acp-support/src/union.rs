@@ -7,6 +7,10 @@
 //! body is an error naming the union and the tag, never the unknown-variant fallback. An unknown
 //! tag collects the object into an [`UnknownVariant`] for open unions and is an error for closed
 //! ones.
+//!
+//! A repeated discriminator is an error on every path: the tag that routes a value and the tag it
+//! re-encodes with can never differ (`{"sessionUpdate":"_x","sessionUpdate":"user_message"}`
+//! must not decode as an unknown update and re-encode as a real one).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -133,7 +137,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         }
     };
     if T::KNOWN_TAGS.contains(&tag.as_str()) {
-        let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map)));
+        let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
         return T::decode_known(&tag, body).map_err(|err| {
             de::Error::custom(format_args!(
                 "{} variant `{}` is malformed: {}",
@@ -147,6 +151,9 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     raw.extend(buffered);
     raw.insert(T::TAG.to_owned(), Value::String(tag.clone()));
     while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        if key == T::TAG {
+            return Err(repeated::<T, A::Error>());
+        }
         raw.insert(key, value);
     }
     let tag_for_error = tag.clone();
@@ -167,13 +174,21 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     )))
 }
 
+fn repeated<T: TaggedUnion, E: de::Error>() -> E {
+    E::custom(format_args!(
+        "{}: the discriminator `{}` appears more than once",
+        T::NAME,
+        T::TAG
+    ))
+}
+
 fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     buffered: Vec<(String, Value)>,
 ) -> Result<T, A::Error> {
     if let Some(none) = T::none() {
         return Ok(none);
     }
-    let body = MapAccessDeserializer::new(Chain::<A>::new(buffered, None));
+    let body = MapAccessDeserializer::new(Chain::<A>::new(buffered, None, T::TAG));
     match T::decode_untagged(body) {
         Some(result) => result,
         None => Err(de::Error::custom(format_args!(
@@ -201,15 +216,58 @@ struct Chain<A> {
     buffered: std::vec::IntoIter<(String, Value)>,
     pending: Option<Value>,
     rest: Option<A>,
+    /// The discriminator, refused if it appears again in the rest of the map.
+    tag: &'static str,
 }
 
 impl<A> Chain<A> {
-    fn new(buffered: Vec<(String, Value)>, rest: Option<A>) -> Self {
+    fn new(buffered: Vec<(String, Value)>, rest: Option<A>, tag: &'static str) -> Self {
         Self {
             buffered: buffered.into_iter(),
             pending: None,
             rest,
+            tag,
         }
+    }
+}
+
+/// A key seed that refuses the discriminator (a repeated one), passing every other key on
+/// without allocating.
+struct NotTag<K> {
+    tag: &'static str,
+    seed: K,
+}
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for NotTag<K> {
+    type Value = K::Value;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<K::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, K: DeserializeSeed<'de>> de::Visitor<'de> for NotTag<K> {
+    type Value = K::Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a property name")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<K::Value, E> {
+        if v == self.tag {
+            return Err(E::custom(format_args!(
+                "the discriminator `{}` appears more than once",
+                self.tag
+            )));
+        }
+        self.seed
+            .deserialize(de::value::BorrowedStrDeserializer::new(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<K::Value, E> {
+        if v == self.tag {
+            return Err(E::custom(format_args!(
+                "the discriminator `{}` appears more than once",
+                self.tag
+            )));
+        }
+        self.seed.deserialize(v.into_deserializer())
     }
 }
 
@@ -225,8 +283,9 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Chain<A> {
             let key: StringDeserializer<A::Error> = key.into_deserializer();
             return seed.deserialize(key).map(Some);
         }
+        let tag = self.tag;
         match self.rest.as_mut() {
-            Some(rest) => rest.next_key_seed(seed),
+            Some(rest) => rest.next_key_seed(NotTag { tag, seed }),
             None => Ok(None),
         }
     }

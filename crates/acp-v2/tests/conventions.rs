@@ -195,3 +195,31 @@ fn unstable_surface_is_its_own_module() {
         json!({"toolCallId": "t", "title": "x"})
     );
 }
+
+#[test]
+fn a_repeated_discriminator_is_an_error_whichever_comes_first() {
+    for text in [
+        r#"{"sessionUpdate":"_x","sessionUpdate":"user_message","messageId":"m1"}"#,
+        r#"{"sessionUpdate":"user_message","messageId":"m1","sessionUpdate":"_x"}"#,
+        r#"{"messageId":"m1","sessionUpdate":"user_message","sessionUpdate":"user_message"}"#,
+    ] {
+        let err = serde_json::from_str::<acp_v2::SessionUpdate>(text).expect_err(text);
+        assert!(
+            err.to_string().contains("appears more than once"),
+            "{text}: {err}"
+        );
+    }
+    let subject = r#"{"type":"_x","type":"tool_call","toolCall":{"toolCallId":"c"}}"#;
+    assert!(serde_json::from_str::<acp_v2::RequestPermissionSubject>(subject).is_err());
+}
+
+#[test]
+fn an_extension_message_without_params_stays_without_params() {
+    use acp_support::method::Routed;
+    let decoded = acp_v2::ClientNotification::route("_acme/ping", None).expect("routes");
+    let encoded = serde_json::to_value(&decoded).expect("encodes");
+    assert_eq!(encoded, Value::Null);
+    let raw = serde_json::value::to_raw_value(&encoded).expect("raw");
+    let again = acp_v2::ClientNotification::route("_acme/ping", Some(&raw)).expect("routes");
+    assert_eq!(again, decoded, "null params decode back as no params");
+}
