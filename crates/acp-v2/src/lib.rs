@@ -31,6 +31,11 @@ pub mod unstable {
     };
 }
 
+/// The workspace README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The methods whose order a transport must keep (hand-written: the schema has no word for it).
 ///
 /// These are the sets a connection's ordering rules are built from (`acp-rpc`'s `OrderRules`); the

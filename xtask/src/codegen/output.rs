@@ -23,8 +23,47 @@ pub fn render(
     Ok(format!(
         "{PREAMBLE}\n// Source: {source} (fnv1a-64 {:016x})\n\n{}",
         fingerprint(schema_text),
-        prettyplease::unparse(&file)
+        space_items(&prettyplease::unparse(&file))
     ))
+}
+
+/// A blank line between consecutive items (and between the members of an `impl`), as a person
+/// would write them: after a line that closes an item, before a line at the same depth that
+/// opens the next one (its docs, attributes or signature). Whitespace only.
+fn space_items(text: &str) -> String {
+    fn indent(line: &str) -> usize {
+        line.len() - line.trim_start().len()
+    }
+    fn opens_item(line: &str) -> bool {
+        let line = line.trim_start();
+        [
+            "///", "#[", "pub ", "impl", "fn ", "const ", "struct ", "enum ", "mod ", "use ",
+            "type ",
+        ]
+        .iter()
+        .any(|start| line.starts_with(start))
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len() + text.len() / 20);
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        let Some(next) = lines.get(i + 1) else {
+            continue;
+        };
+        let closes = matches!(line.trim(), "}" | "};")
+            || (line.trim_end().ends_with(';') && !line.trim_start().starts_with("use "));
+        let next_use = next.trim_start().starts_with("use ");
+        if closes
+            && !next.trim().is_empty()
+            && indent(line) == indent(next)
+            && opens_item(next)
+            && !next_use
+        {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// FNV-1a, 64-bit: a drift fingerprint, not a security hash.

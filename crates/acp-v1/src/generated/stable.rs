@@ -36,25 +36,46 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentAuthCapabilities {
     /// An empty `AgentAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             logout: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `logout`.
+
+    /// Sets `logout`: Whether the agent supports the logout method.
+    #[must_use]
     pub fn logout(mut self, value: impl Into<LogoutCapabilities>) -> Self {
         self.logout = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `logout` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_logout(mut self) -> Self {
+        self.logout = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the agent.
 ///
 /// Advertised during initialization to inform the client about
@@ -116,8 +137,10 @@ pub struct AgentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentCapabilities {
     /// An empty `AgentCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             load_session: None,
@@ -128,22 +151,30 @@ impl AgentCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `loadSession`.
+
+    /// Sets `loadSession`: Whether the agent supports `session/load`.
+    #[must_use]
     pub fn load_session(mut self, value: impl Into<bool>) -> Self {
         self.load_session = Some(value.into());
         self
     }
-    /// Sets `promptCapabilities`.
+
+    /// Sets `promptCapabilities`: Prompt capabilities supported by the agent.
+    #[must_use]
     pub fn prompt_capabilities(mut self, value: impl Into<PromptCapabilities>) -> Self {
         self.prompt_capabilities = Some(value.into());
         self
     }
-    /// Sets `mcpCapabilities`.
+
+    /// Sets `mcpCapabilities`: MCP capabilities supported by the agent.
+    #[must_use]
     pub fn mcp_capabilities(mut self, value: impl Into<McpCapabilities>) -> Self {
         self.mcp_capabilities = Some(value.into());
         self
     }
-    /// Sets `sessionCapabilities`.
+
+    /// Sets `sessionCapabilities`: Session lifecycle and prompt capabilities advertised by the agent.
+    #[must_use]
     pub fn session_capabilities(
         mut self,
         value: impl Into<SessionCapabilities>,
@@ -151,17 +182,29 @@ impl AgentCapabilities {
         self.session_capabilities = Some(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `auth`: Authentication-related capabilities supported by the agent.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AgentAuthCapabilities>) -> Self {
         self.auth = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -191,6 +234,7 @@ pub enum AgentNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl AgentNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -200,6 +244,7 @@ impl AgentNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -229,6 +274,7 @@ impl AgentNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentNotification {
     fn route(
         method: &str,
@@ -236,10 +282,12 @@ impl ::acp_support::method::Routed for AgentNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentNotification::method(self)
     }
 }
+
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -253,6 +301,7 @@ impl Serialize for AgentNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -347,6 +396,7 @@ pub enum AgentRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl AgentRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -363,6 +413,7 @@ impl AgentRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -420,6 +471,7 @@ impl AgentRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentRequest {
     fn route(
         method: &str,
@@ -427,10 +479,12 @@ impl ::acp_support::method::Routed for AgentRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentRequest::method(self)
     }
 }
+
 impl Serialize for AgentRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -451,6 +505,7 @@ impl Serialize for AgentRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -482,6 +537,7 @@ pub enum AgentResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -501,6 +557,7 @@ impl AgentResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -569,6 +626,7 @@ impl AgentResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentResponse {
     fn route(
         method: &str,
@@ -577,10 +635,12 @@ impl ::acp_support::method::Routed for AgentResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         AgentResponse::method(self)
     }
 }
+
 impl Serialize for AgentResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -604,6 +664,7 @@ impl Serialize for AgentResponse {
         }
     }
 }
+
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -643,8 +704,10 @@ pub struct Annotations {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Annotations {
     /// An empty `Annotations`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             audience: Patch::Absent,
@@ -653,27 +716,64 @@ impl Annotations {
             meta: Patch::Absent,
         }
     }
-    /// Sets `audience`.
+
+    /// Sets `audience`: Intended recipients for this content, such as the user or assistant.
+    #[must_use]
     pub fn audience(mut self, value: impl Into<Vec<Role>>) -> Self {
         self.audience = Patch::Value(value.into());
         self
     }
-    /// Sets `lastModified`.
+
+    /// Sets `audience` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audience(mut self) -> Self {
+        self.audience = Patch::Null;
+        self
+    }
+
+    /// Sets `lastModified`: Timestamp indicating when the underlying resource was last modified.
+    #[must_use]
     pub fn last_modified(mut self, value: impl Into<String>) -> Self {
         self.last_modified = Patch::Value(value.into());
         self
     }
-    /// Sets `priority`.
+
+    /// Sets `lastModified` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_last_modified(mut self) -> Self {
+        self.last_modified = Patch::Null;
+        self
+    }
+
+    /// Sets `priority`: Relative importance of this content when clients choose what to surface.
+    #[must_use]
     pub fn priority(mut self, value: impl Into<f64>) -> Self {
         self.priority = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `priority` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_priority(mut self) -> Self {
+        self.priority = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -703,8 +803,10 @@ pub struct AudioContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AudioContent {
     /// A `AudioContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -713,17 +815,36 @@ impl AudioContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -756,25 +877,46 @@ pub struct AuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthCapabilities {
     /// An empty `AuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             terminal: None,
             meta: Patch::Absent,
         }
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the client supports `terminal` authentication methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<bool>) -> Self {
         self.terminal = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<AuthMethodTerminal> for AuthMethod {
+    /// The `terminal` member.
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -789,6 +931,7 @@ pub enum AuthMethod {
     /// This is the default when no `type` is specified.
     Agent(AuthMethodAgent),
 }
+
 impl AuthMethod {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -798,10 +941,14 @@ impl AuthMethod {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AuthMethod {
     const NAME: &'static str = "AuthMethod";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -811,12 +958,14 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(AuthMethodAgent::deserialize(body).map(Self::Agent))
     }
 }
+
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -824,6 +973,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AuthMethod {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -844,6 +994,7 @@ impl Serialize for AuthMethod {
         }
     }
 }
+
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
@@ -874,8 +1025,10 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodAgent {
     /// A `AuthMethodAgent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -884,46 +1037,71 @@ impl AuthMethodAgent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for auth method values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
+
 impl From<String> for AuthMethodId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AuthMethodId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AuthMethodId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AuthMethodId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Terminal-based authentication method.
 ///
 /// The client runs the configured agent program as a separate interactive
@@ -965,8 +1143,10 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodTerminal {
     /// A `AuthMethodTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -977,27 +1157,50 @@ impl AuthMethodTerminal {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `args`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `args`: Additional arguments to append to the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Additional environment variables to set on the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn env(mut self, value: impl Into<::acp_support::OrderedMap<String>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
@@ -1021,20 +1224,32 @@ pub struct AuthenticateRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthenticateRequest {
     /// A `AuthenticateRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `authenticate` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1052,17 +1267,29 @@ pub struct AuthenticateResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthenticateResponse {
     /// An empty `AuthenticateResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Information about a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1091,8 +1318,10 @@ pub struct AvailableCommand {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommand {
     /// A `AvailableCommand` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -1101,17 +1330,36 @@ impl AvailableCommand {
             meta: Patch::Absent,
         }
     }
-    /// Sets `input`.
+
+    /// Sets `input`: Input for the command if required
+    #[must_use]
     pub fn input(mut self, value: impl Into<AvailableCommandInput>) -> Self {
         self.input = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `input` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_input(mut self) -> Self {
+        self.input = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -1119,6 +1367,7 @@ pub enum AvailableCommandInput {
     /// All text that was typed after the command name is provided as input.
     Unstructured(UnstructuredCommandInput),
 }
+
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1142,20 +1391,32 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommandsUpdate {
     /// A `AvailableCommandsUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1185,8 +1446,10 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             blob: blob.into(),
@@ -1195,17 +1458,36 @@ impl BlobResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
@@ -1225,17 +1507,29 @@ pub struct BooleanConfigOptionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanConfigOptionCapabilities {
     /// An empty `BooleanConfigOptionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1282,8 +1576,10 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanPropertySchema {
     /// An empty `BooleanPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -1292,27 +1588,64 @@ impl BooleanPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<bool>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
@@ -1335,20 +1668,32 @@ pub struct CancelNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelNotification {
     /// A `CancelNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
@@ -1371,20 +1716,32 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelRequestNotification {
     /// A `CancelRequestNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
@@ -1452,8 +1809,10 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientCapabilities {
     /// An empty `ClientCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             fs: None,
@@ -1464,37 +1823,71 @@ impl ClientCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `fs`.
+
+    /// Sets `fs`: File system capabilities supported by the client.
+    #[must_use]
     pub fn fs(mut self, value: impl Into<FileSystemCapabilities>) -> Self {
         self.fs = Some(value.into());
         self
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the Client support all `terminal/*` methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<bool>) -> Self {
         self.terminal = Some(value.into());
         self
     }
-    /// Sets `session`.
+
+    /// Sets `session`: Session-related capabilities supported by the client.
+    #[must_use]
     pub fn session(mut self, value: impl Into<ClientSessionCapabilities>) -> Self {
         self.session = Patch::Value(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `session` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_session(mut self) -> Self {
+        self.session = Patch::Null;
+        self
+    }
+
+    /// Sets `auth`: Authentication capabilities supported by the client.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AuthCapabilities>) -> Self {
         self.auth = Some(value.into());
         self
     }
-    /// Sets `elicitation`.
+
+    /// Sets `elicitation`: Elicitation capabilities supported by the client.
+    #[must_use]
     pub fn elicitation(mut self, value: impl Into<ElicitationCapabilities>) -> Self {
         self.elicitation = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `elicitation` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_elicitation(mut self) -> Self {
+        self.elicitation = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1519,6 +1912,7 @@ pub enum ClientNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl ClientNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -1527,6 +1921,7 @@ impl ClientNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -1552,6 +1947,7 @@ impl ClientNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientNotification {
     fn route(
         method: &str,
@@ -1559,10 +1955,12 @@ impl ::acp_support::method::Routed for ClientNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientNotification::method(self)
     }
 }
+
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1575,6 +1973,7 @@ impl Serialize for ClientNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1690,6 +2089,7 @@ pub enum ClientRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl ClientRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -1709,6 +2109,7 @@ impl ClientRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -1776,6 +2177,7 @@ impl ClientRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientRequest {
     fn route(
         method: &str,
@@ -1783,10 +2185,12 @@ impl ::acp_support::method::Routed for ClientRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientRequest::method(self)
     }
 }
+
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1810,6 +2214,7 @@ impl Serialize for ClientRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1835,6 +2240,7 @@ pub enum ClientResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -1851,6 +2257,7 @@ impl ClientResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -1909,6 +2316,7 @@ impl ClientResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientResponse {
     fn route(
         method: &str,
@@ -1917,10 +2325,12 @@ impl ::acp_support::method::Routed for ClientResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ClientResponse::method(self)
     }
 }
+
 impl Serialize for ClientResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1941,6 +2351,7 @@ impl Serialize for ClientResponse {
         }
     }
 }
+
 /// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1987,8 +2398,10 @@ pub struct ClientSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientSessionCapabilities {
     /// An empty `ClientSessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             compaction: Patch::Absent,
@@ -1997,12 +2410,23 @@ impl ClientSessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `compaction`.
+
+    /// Sets `compaction`: Support for ID-addressed context compaction updates.
+    #[must_use]
     pub fn compaction(mut self, value: impl Into<CompactionCapabilities>) -> Self {
         self.compaction = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `compaction` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_compaction(mut self) -> Self {
+        self.compaction = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Config option capabilities supported by the client.
+    #[must_use]
     pub fn config_options(
         mut self,
         value: impl Into<SessionConfigOptionsCapabilities>,
@@ -2010,17 +2434,43 @@ impl ClientSessionCapabilities {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `notices`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `notices`: Support for live user-facing `notice` session updates.
+    #[must_use]
     pub fn notices(mut self, value: impl Into<NoticeCapabilities>) -> Self {
         self.notices = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `notices` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_notices(mut self) -> Self {
+        self.notices = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for closing an active session.
 ///
 /// If supported, the agent **must** cancel any ongoing work related to the session
@@ -2047,20 +2497,32 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionRequest {
     /// A `CloseSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2078,55 +2540,75 @@ pub struct CloseSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionResponse {
     /// An empty `CloseSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client support for ID-addressed context compaction updates.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionCapabilities(pub JsonObject);
+
 impl From<JsonObject> for CompactionCapabilities {
     fn from(value: JsonObject) -> Self {
         Self(value)
     }
 }
+
 /// Unique identifier for a context compaction within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
+
 impl From<String> for CompactionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl CompactionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for CompactionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for CompactionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -2145,6 +2627,7 @@ pub enum CompactionStatus {
     /// extensions. Other unknown values are reserved for future ACP statuses.
     Other(String),
 }
+
 impl CompactionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [CompactionStatus] = &[
@@ -2153,10 +2636,12 @@ impl CompactionStatus {
         CompactionStatus::Failed,
         CompactionStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [CompactionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "in_progress" => Some(Self::InProgress),
@@ -2167,11 +2652,13 @@ impl CompactionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for CompactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl CompactionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -2183,31 +2670,38 @@ impl CompactionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for CompactionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for CompactionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for CompactionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for CompactionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2216,6 +2710,7 @@ impl Serialize for CompactionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for CompactionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2223,6 +2718,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 /// Agents MUST only send this update when the Client advertised
@@ -2244,8 +2740,10 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionSummaryChunk {
     /// A `CompactionSummaryChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         content: impl Into<ContentBlock>,
@@ -2256,12 +2754,22 @@ impl CompactionSummaryChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata scoped to this chunk.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 /// Agents MUST only send this update when the Client advertised
@@ -2301,8 +2809,10 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionUpdate {
     /// A `CompactionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         status: impl Into<CompactionStatus>,
@@ -2315,22 +2825,50 @@ impl CompactionUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `summary`.
+
+    /// Sets `summary`: Complete replacement user-displayable summary content for the compaction.
+    #[must_use]
     pub fn summary(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.summary = Patch::Value(value.into());
         self
     }
-    /// Sets `error`.
+
+    /// Sets `summary` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_summary(mut self) -> Self {
+        self.summary = Patch::Null;
+        self
+    }
+
+    /// Sets `error`: Human-readable error details for the compaction.
+    #[must_use]
     pub fn error(mut self, value: impl Into<String>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: Extensible metadata patch for this compaction.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2353,20 +2891,32 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompleteElicitationNotification {
     /// A `CompleteElicitationNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2390,20 +2940,32 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ConfigOptionUpdate {
     /// A `ConfigOptionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2423,20 +2985,67 @@ pub struct Content {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Content {
     /// A `Content` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<TextContent> for ContentBlock {
+    /// The `text` member.
+    fn from(body: TextContent) -> Self {
+        Self::Text(body)
+    }
+}
+
+impl From<ImageContent> for ContentBlock {
+    /// The `image` member.
+    fn from(body: ImageContent) -> Self {
+        Self::Image(body)
+    }
+}
+
+impl From<AudioContent> for ContentBlock {
+    /// The `audio` member.
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(body)
+    }
+}
+
+impl From<ResourceLink> for ContentBlock {
+    /// The `resource_link` member.
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(body)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    /// The `resource` member.
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(body)
+    }
+}
+
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
 /// Content blocks appear in:
@@ -2474,6 +3083,7 @@ pub enum ContentBlock {
     /// Requires the `embeddedContext` prompt capability when included in prompts.
     Resource(EmbeddedResource),
 }
+
 impl ContentBlock {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -2486,9 +3096,12 @@ impl ContentBlock {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ContentBlock {
     const NAME: &'static str = "ContentBlock";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
         "image",
@@ -2496,6 +3109,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         "resource_link",
         "resource",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -2510,6 +3124,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2517,6 +3132,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ContentBlock {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2546,6 +3162,7 @@ impl Serialize for ContentBlock {
         }
     }
 }
+
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2576,8 +3193,10 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ContentChunk {
     /// A `ContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
@@ -2585,17 +3204,36 @@ impl ContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `messageId`.
+
+    /// Sets `messageId`: A unique identifier for the message this chunk belongs to.
+    #[must_use]
     pub fn message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `messageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_message_id(mut self) -> Self {
+        self.message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2618,8 +3256,10 @@ pub struct Cost {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Cost {
     /// A `Cost` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
         Self {
             amount: amount.into(),
@@ -2627,12 +3267,22 @@ impl Cost {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request from the agent to elicit structured user input.
 ///
 /// The agent sends this to the client to request information from the user,
@@ -2661,8 +3311,10 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
 }
+
 impl CreateElicitationRequest {
     /// A `CreateElicitationRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message: impl Into<String>,
         mode: impl Into<CreateElicitationRequestMode>,
@@ -2673,12 +3325,36 @@ impl CreateElicitationRequest {
             mode: mode.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    /// The `form` member.
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(body)
+    }
+}
+
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    /// The `url` member.
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(body)
+    }
+}
+
 /// The `mode` variants of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2698,6 +3374,7 @@ pub enum CreateElicitationRequestMode {
     /// They MUST NOT render it as a known elicitation mode.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationRequestMode {
     /// The `mode` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -2708,10 +3385,14 @@ impl CreateElicitationRequestMode {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
     const NAME: &'static str = "CreateElicitationRequestMode";
+
     const TAG: &'static str = "mode";
+
     const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -2722,10 +3403,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2733,6 +3416,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2752,6 +3436,7 @@ impl Serialize for CreateElicitationRequestMode {
         }
     }
 }
+
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2774,20 +3459,39 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
 }
+
 impl CreateElicitationResponse {
     /// A `CreateElicitationResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(action: impl Into<CreateElicitationResponseAction>) -> Self {
         Self {
             meta: Patch::Absent,
             action: action.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    /// The `accept` member.
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
+    }
+}
+
 /// The `action` variants of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2809,6 +3513,7 @@ pub enum CreateElicitationResponseAction {
     /// responses. They MUST NOT treat it as a known elicitation action.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationResponseAction {
     /// The `action` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -2820,10 +3525,14 @@ impl CreateElicitationResponseAction {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
     const NAME: &'static str = "CreateElicitationResponseAction";
+
     const TAG: &'static str = "action";
+
     const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -2835,10 +3544,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2846,6 +3557,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2858,6 +3570,7 @@ impl Serialize for CreateElicitationResponseAction {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "action")]
@@ -2871,6 +3584,7 @@ impl Serialize for CreateElicitationResponseAction {
         }
     }
 }
+
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2916,8 +3630,10 @@ pub struct CreateTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CreateTerminalRequest {
     /// A `CreateTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, command: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -2929,32 +3645,64 @@ impl CreateTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `args`.
+
+    /// Sets `args`: Array of command arguments.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Environment variables for the command.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Working directory for the command.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<String>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `outputByteLimit`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `outputByteLimit`: Maximum number of output bytes to retain.
+    #[must_use]
     pub fn output_byte_limit(mut self, value: impl Into<u64>) -> Self {
         self.output_byte_limit = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `outputByteLimit` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_output_byte_limit(mut self) -> Self {
+        self.output_byte_limit = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the ID of the created terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2975,20 +3723,32 @@ pub struct CreateTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CreateTerminalResponse {
     /// A `CreateTerminalResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -3011,20 +3771,32 @@ pub struct CurrentModeUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CurrentModeUpdate {
     /// A `CurrentModeUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_mode_id: impl Into<SessionModeId>) -> Self {
         Self {
             current_mode_id: current_mode_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
@@ -3047,20 +3819,32 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionRequest {
     /// A `DeleteSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3078,17 +3862,29 @@ pub struct DeleteSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionResponse {
     /// An empty `DeleteSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A diff representing file modifications.
 ///
 /// Shows changes to files in a format suitable for display in the client UI.
@@ -3123,8 +3919,10 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Diff {
     /// A `Diff` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<String>, new_text: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -3133,17 +3931,36 @@ impl Diff {
             meta: Patch::Absent,
         }
     }
-    /// Sets `oldText`.
+
+    /// Sets `oldText`: The original content (omitted or `null` for new files).
+    #[must_use]
     pub fn old_text(mut self, value: impl Into<String>) -> Self {
         self.old_text = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oldText` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_old_text(mut self) -> Self {
+        self.old_text = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3152,12 +3969,16 @@ pub struct ElicitationAcceptAction {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
+
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { content: Patch::Absent }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: The user-provided content, if any, as an object matching the requested schema.
+    #[must_use]
     pub fn content(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
@@ -3165,7 +3986,15 @@ impl ElicitationAcceptAction {
         self.content = Patch::Value(value.into());
         self
     }
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
 }
+
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3205,8 +4034,10 @@ pub struct ElicitationCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationCapabilities {
     /// An empty `ElicitationCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             form: Patch::Absent,
@@ -3214,22 +4045,50 @@ impl ElicitationCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `form`.
+
+    /// Sets `form`: Whether the client supports form-based elicitation.
+    #[must_use]
     pub fn form(mut self, value: impl Into<ElicitationFormCapabilities>) -> Self {
         self.form = Patch::Value(value.into());
         self
     }
-    /// Sets `url`.
+
+    /// Sets `form` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_form(mut self) -> Self {
+        self.form = Patch::Null;
+        self
+    }
+
+    /// Sets `url`: Whether the client supports URL-based elicitation.
+    #[must_use]
     pub fn url(mut self, value: impl Into<ElicitationUrlCapabilities>) -> Self {
         self.url = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `url` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_url(mut self) -> Self {
+        self.url = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3245,6 +4104,7 @@ pub enum ElicitationContentValue {
     /// String array value accepted in elicitation response content.
     StringArray(Vec<String>),
 }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
@@ -3266,17 +4126,29 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationFormCapabilities {
     /// An empty `ElicitationFormCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3288,8 +4160,10 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
 }
+
 impl ElicitationFormMode {
     /// A `ElicitationFormMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested_schema: impl Into<ElicitationSchema>,
         scope: impl Into<ElicitationFormModeScope>,
@@ -3300,6 +4174,7 @@ impl ElicitationFormMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationFormMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3310,35 +4185,77 @@ pub enum ElicitationFormModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// Unique identifier for an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
+
 impl From<String> for ElicitationId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ElicitationId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ElicitationId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ElicitationId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    /// The `string` member.
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(body)
+    }
+}
+
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    /// The `number` member.
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(body)
+    }
+}
+
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    /// The `integer` member.
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(body)
+    }
+}
+
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    /// The `boolean` member.
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(body)
+    }
+}
+
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    /// The `array` member.
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(body)
+    }
+}
+
 /// Property schema for elicitation form fields.
 ///
 /// Each variant corresponds to a JSON Schema `"type"` value.
@@ -3368,6 +4285,7 @@ pub enum ElicitationPropertySchema {
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(UnknownVariant),
 }
+
 impl ElicitationPropertySchema {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3381,9 +4299,12 @@ impl ElicitationPropertySchema {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
     const NAME: &'static str = "ElicitationPropertySchema";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "string",
         "number",
@@ -3391,6 +4312,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3404,10 +4326,12 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3415,6 +4339,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3437,6 +4362,7 @@ impl Serialize for ElicitationPropertySchema {
         }
     }
 }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -3446,14 +4372,17 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+
 impl ElicitationRequestScope {
     /// A `ElicitationRequestScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
         }
     }
 }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -3514,8 +4443,10 @@ pub struct ElicitationSchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationSchema {
     /// An empty `ElicitationSchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             type_: None,
@@ -3526,17 +4457,30 @@ impl ElicitationSchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `type`.
+
+    /// Sets `type`: Type discriminator.
+    #[must_use]
     pub fn type_(mut self, value: impl Into<ElicitationSchemaType>) -> Self {
         self.type_ = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the schema.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `properties`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `properties`: Property definitions (must be primitive types).
+    #[must_use]
     pub fn properties(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
@@ -3544,22 +4488,50 @@ impl ElicitationSchema {
         self.properties = Some(value.into());
         self
     }
-    /// Sets `required`.
+
+    /// Sets `required`: List of required property names.
+    #[must_use]
     pub fn required(mut self, value: impl Into<Vec<String>>) -> Self {
         self.required = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `required` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_required(mut self) -> Self {
+        self.required = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional description of what this schema represents.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
@@ -3567,13 +4539,16 @@ pub enum ElicitationSchemaType {
     #[serde(rename = "object")]
     Object,
 }
+
 impl ElicitationSchemaType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ElicitationSchemaType] = &[ElicitationSchemaType::Object];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ElicitationSchemaType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
@@ -3581,11 +4556,13 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::fmt::Display for ElicitationSchemaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ElicitationSchemaType {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -3594,8 +4571,10 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::str::FromStr for ElicitationSchemaType {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -3604,6 +4583,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
             ))
     }
 }
+
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
@@ -3627,20 +4607,32 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+
 impl ElicitationSessionScope {
     /// A `ElicitationSessionScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: Optional tool call within the session.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -3662,17 +4654,29 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationUrlCapabilities {
     /// An empty `ElicitationUrlCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3686,8 +4690,10 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
 }
+
 impl ElicitationUrlMode {
     /// A `ElicitationUrlMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         elicitation_id: impl Into<ElicitationId>,
         url: impl Into<String>,
@@ -3700,6 +4706,7 @@ impl ElicitationUrlMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3710,6 +4717,7 @@ pub enum ElicitationUrlModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3736,8 +4744,10 @@ pub struct EmbeddedResource {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EmbeddedResource {
     /// A `EmbeddedResource` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -3745,17 +4755,36 @@ impl EmbeddedResource {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3765,6 +4794,7 @@ pub enum EmbeddedResourceResource {
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
 }
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3798,8 +4828,10 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnumOption {
     /// A `EnumOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(const_: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
             const_: const_.into(),
@@ -3808,17 +4840,36 @@ impl EnumOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An environment variable to set when launching an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3840,8 +4891,10 @@ pub struct EnvVariable {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnvVariable {
     /// A `EnvVariable` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -3849,12 +4902,22 @@ impl EnvVariable {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON-RPC error object.
 ///
 /// Represents an error that occurred during method execution, following the
@@ -3879,8 +4942,10 @@ pub struct Error {
     )]
     pub data: Option<::serde_json::Value>,
 }
+
 impl Error {
     /// A `Error` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -3888,12 +4953,15 @@ impl Error {
             data: None,
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional primitive or structured value that contains additional information about the error.
+    #[must_use]
     pub fn data(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.data = Some(value.into());
         self
     }
 }
+
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -3923,6 +4991,7 @@ pub enum ErrorCode {
     /// Other undefined error code.
     Other(i32),
 }
+
 impl ErrorCode {
     /// The codes this build knows, in schema order.
     pub const KNOWN: &'static [ErrorCode] = &[
@@ -3935,10 +5004,12 @@ impl ErrorCode {
         ErrorCode::AuthenticationRequired,
         ErrorCode::ResourceNotFound,
     ];
+
     /// The codes this build knows, in schema order.
     pub fn known() -> &'static [ErrorCode] {
         Self::KNOWN
     }
+
     /// The numeric code.
     pub fn code(&self) -> i32 {
         match self {
@@ -3953,11 +5024,13 @@ impl ErrorCode {
             Self::Other(code) => *code,
         }
     }
+
     /// `true` unless this is a code this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
 }
+
 impl From<i32> for ErrorCode {
     fn from(code: i32) -> Self {
         match code {
@@ -3973,6 +5046,7 @@ impl From<i32> for ErrorCode {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3980,11 +5054,13 @@ impl<'de> Deserialize<'de> for ErrorCode {
         i32::deserialize(deserializer).map(Self::from)
     }
 }
+
 impl ::std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         write!(f, "{}", self.code())
     }
 }
+
 impl Serialize for ErrorCode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3993,6 +5069,7 @@ impl Serialize for ErrorCode {
         self.code().serialize(serializer)
     }
 }
+
 /// Allows either side to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -4001,11 +5078,13 @@ impl Serialize for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtNotification {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4014,11 +5093,13 @@ impl From<::serde_json::Value> for ExtNotification {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtRequest {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4027,11 +5108,13 @@ impl From<::serde_json::Value> for ExtRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
@@ -4067,8 +5150,10 @@ pub struct FileSystemCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl FileSystemCapabilities {
     /// An empty `FileSystemCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             read_text_file: None,
@@ -4076,22 +5161,36 @@ impl FileSystemCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `readTextFile`.
+
+    /// Sets `readTextFile`: Whether the Client supports `fs/read_text_file` requests.
+    #[must_use]
     pub fn read_text_file(mut self, value: impl Into<bool>) -> Self {
         self.read_text_file = Some(value.into());
         self
     }
-    /// Sets `writeTextFile`.
+
+    /// Sets `writeTextFile`: Whether the Client supports `fs/write_text_file` requests.
+    #[must_use]
     pub fn write_text_file(mut self, value: impl Into<bool>) -> Self {
         self.write_text_file = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4113,8 +5212,10 @@ pub struct HttpHeader {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl HttpHeader {
     /// A `HttpHeader` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -4122,12 +5223,22 @@ impl HttpHeader {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4164,8 +5275,10 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ImageContent {
     /// A `ImageContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -4175,22 +5288,50 @@ impl ImageContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `uri`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `uri`: URI associated with this resource or media payload.
+    #[must_use]
     pub fn uri(mut self, value: impl Into<String>) -> Self {
         self.uri = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `uri` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_uri(mut self) -> Self {
+        self.uri = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -4226,8 +5367,10 @@ pub struct Implementation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Implementation {
     /// A `Implementation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -4236,17 +5379,36 @@ impl Implementation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the initialize method.
 ///
 /// Sent by the client to establish connection and negotiate capabilities.
@@ -4289,8 +5451,10 @@ pub struct InitializeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeRequest {
     /// A `InitializeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
         Self {
             protocol_version: protocol_version.into(),
@@ -4299,22 +5463,43 @@ impl InitializeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `clientCapabilities`.
+
+    /// Sets `clientCapabilities`: Capabilities supported by the client.
+    #[must_use]
     pub fn client_capabilities(mut self, value: impl Into<ClientCapabilities>) -> Self {
         self.client_capabilities = Some(value.into());
         self
     }
-    /// Sets `clientInfo`.
+
+    /// Sets `clientInfo`: Information about the Client name and version sent to the Agent.
+    #[must_use]
     pub fn client_info(mut self, value: impl Into<Implementation>) -> Self {
         self.client_info = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `clientInfo` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_client_info(mut self) -> Self {
+        self.client_info = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `initialize` method.
 ///
 /// Contains the negotiated protocol version and agent capabilities.
@@ -4368,8 +5553,10 @@ pub struct InitializeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeResponse {
     /// A `InitializeResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
         Self {
             protocol_version: protocol_version.into(),
@@ -4379,27 +5566,50 @@ impl InitializeResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `agentCapabilities`.
+
+    /// Sets `agentCapabilities`: Capabilities supported by the agent.
+    #[must_use]
     pub fn agent_capabilities(mut self, value: impl Into<AgentCapabilities>) -> Self {
         self.agent_capabilities = Some(value.into());
         self
     }
-    /// Sets `authMethods`.
+
+    /// Sets `authMethods`: Authentication methods supported by the agent.
+    #[must_use]
     pub fn auth_methods(mut self, value: impl Into<Vec<AuthMethod>>) -> Self {
         self.auth_methods = Some(value.into());
         self
     }
-    /// Sets `agentInfo`.
+
+    /// Sets `agentInfo`: Information about the Agent name and version sent to the Client.
+    #[must_use]
     pub fn agent_info(mut self, value: impl Into<Implementation>) -> Self {
         self.agent_info = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `agentInfo` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_agent_info(mut self) -> Self {
+        self.agent_info = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4456,8 +5666,10 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl IntegerPropertySchema {
     /// An empty `IntegerPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -4468,37 +5680,92 @@ impl IntegerPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<i64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<i64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<i64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to kill a terminal without releasing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4522,8 +5789,10 @@ pub struct KillTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl KillTerminalRequest {
     /// A `KillTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -4534,12 +5803,22 @@ impl KillTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `terminal/kill` method
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4557,17 +5836,29 @@ pub struct KillTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl KillTerminalResponse {
     /// An empty `KillTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
@@ -4593,8 +5884,10 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsRequest {
     /// An empty `ListSessionsRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cwd: Patch::Absent,
@@ -4602,22 +5895,50 @@ impl ListSessionsRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Filter sessions by working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<String>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `cursor`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `cursor`: Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
+    #[must_use]
     pub fn cursor(mut self, value: impl Into<String>) -> Self {
         self.cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cursor(mut self) -> Self {
+        self.cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4647,8 +5968,10 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsResponse {
     /// A `ListSessionsResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
         Self {
             sessions: sessions.into(),
@@ -4656,17 +5979,36 @@ impl ListSessionsResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `nextCursor`.
+
+    /// Sets `nextCursor`: Opaque cursor token.
+    #[must_use]
     pub fn next_cursor(mut self, value: impl Into<String>) -> Self {
         self.next_cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `nextCursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_next_cursor(mut self) -> Self {
+        self.next_cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
@@ -4711,8 +6053,10 @@ pub struct LoadSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoadSessionRequest {
     /// A `LoadSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         mcp_servers: impl Into<Vec<McpServer>>,
         cwd: impl Into<String>,
@@ -4726,17 +6070,29 @@ impl LoadSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from loading an existing session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4771,8 +6127,10 @@ pub struct LoadSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoadSessionResponse {
     /// An empty `LoadSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             modes: Patch::Absent,
@@ -4780,22 +6138,50 @@ impl LoadSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
@@ -4815,17 +6201,29 @@ pub struct LogoutCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutCapabilities {
     /// An empty `LogoutCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
@@ -4845,17 +6243,29 @@ pub struct LogoutRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutRequest {
     /// An empty `LogoutRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `logout` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4873,17 +6283,29 @@ pub struct LogoutResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutResponse {
     /// An empty `LogoutResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// MCP capabilities supported by the agent
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4915,8 +6337,10 @@ pub struct McpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpCapabilities {
     /// An empty `McpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             http: None,
@@ -4924,22 +6348,50 @@ impl McpCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `http`.
+
+    /// Sets `http`: Agent supports `http` MCP servers.
+    #[must_use]
     pub fn http(mut self, value: impl Into<bool>) -> Self {
         self.http = Some(value.into());
         self
     }
-    /// Sets `sse`.
+
+    /// Sets `sse`: Agent supports `sse` MCP servers.
+    #[must_use]
     pub fn sse(mut self, value: impl Into<bool>) -> Self {
         self.sse = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<McpServerHttp> for McpServer {
+    /// The `http` member.
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(body)
+    }
+}
+
+impl From<McpServerSse> for McpServer {
+    /// The `sse` member.
+    fn from(body: McpServerSse) -> Self {
+        Self::Sse(body)
+    }
+}
+
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
 /// MCP servers provide tools and context that the agent can use when
@@ -4961,6 +6413,7 @@ pub enum McpServer {
     /// All Agents MUST support this transport.
     Stdio(McpServerStdio),
 }
+
 impl McpServer {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4971,10 +6424,14 @@ impl McpServer {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for McpServer {
     const NAME: &'static str = "McpServer";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["http", "sse"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4985,12 +6442,14 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(McpServerStdio::deserialize(body).map(Self::Stdio))
     }
 }
+
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4998,6 +6457,7 @@ impl<'de> Deserialize<'de> for McpServer {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for McpServer {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5017,6 +6477,7 @@ impl Serialize for McpServer {
         }
     }
 }
+
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5041,8 +6502,10 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerHttp {
     /// A `McpServerHttp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         url: impl Into<String>,
@@ -5055,12 +6518,22 @@ impl McpServerHttp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// SSE transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5085,8 +6558,10 @@ pub struct McpServerSse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerSse {
     /// A `McpServerSse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         url: impl Into<String>,
@@ -5099,12 +6574,22 @@ impl McpServerSse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5132,8 +6617,10 @@ pub struct McpServerStdio {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerStdio {
     /// A `McpServerStdio` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         command: impl Into<String>,
@@ -5148,41 +6635,64 @@ impl McpServerStdio {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a message within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
+
 impl From<String> for MessageId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MessageId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MessageId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MessageId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    /// The `string` member.
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -5196,6 +6706,7 @@ pub enum MultiSelectItems {
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
     Titled(TitledMultiSelectItems),
 }
+
 impl MultiSelectItems {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -5206,10 +6717,14 @@ impl MultiSelectItems {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for MultiSelectItems {
     const NAME: &'static str = "MultiSelectItems";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["string"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -5219,15 +6734,18 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(TitledMultiSelectItems::deserialize(body).map(Self::Titled))
     }
 }
+
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5235,6 +6753,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for MultiSelectItems {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5254,6 +6773,7 @@ impl Serialize for MultiSelectItems {
         }
     }
 }
+
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5312,8 +6832,10 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MultiSelectPropertySchema {
     /// A `MultiSelectPropertySchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(items: impl Into<MultiSelectItems>) -> Self {
         Self {
             title: Patch::Absent,
@@ -5325,37 +6847,92 @@ impl MultiSelectPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minItems`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minItems`: Minimum number of items to select.
+    #[must_use]
     pub fn min_items(mut self, value: impl Into<u64>) -> Self {
         self.min_items = Patch::Value(value.into());
         self
     }
-    /// Sets `maxItems`.
+
+    /// Sets `minItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_items(mut self) -> Self {
+        self.min_items = Patch::Null;
+        self
+    }
+
+    /// Sets `maxItems`: Maximum number of items to select.
+    #[must_use]
     pub fn max_items(mut self, value: impl Into<u64>) -> Self {
         self.max_items = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maxItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_items(mut self) -> Self {
+        self.max_items = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default selected values.
+    #[must_use]
     pub fn default(mut self, value: impl Into<Vec<String>>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -5394,8 +6971,10 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionRequest {
     /// A `NewSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cwd: impl Into<String>, mcp_servers: impl Into<Vec<McpServer>>) -> Self {
         Self {
             cwd: cwd.into(),
@@ -5404,17 +6983,29 @@ impl NewSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
@@ -5456,8 +7047,10 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionResponse {
     /// A `NewSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -5466,22 +7059,50 @@ impl NewSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -5518,8 +7139,10 @@ pub struct Notice {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Notice {
     /// A `Notice` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
         Self {
             severity: severity.into(),
@@ -5528,26 +7151,47 @@ impl Notice {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional plain-text detail or guidance.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: Metadata scoped to this notice.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NoticeCapabilities(pub JsonObject);
+
 impl From<JsonObject> for NoticeCapabilities {
     fn from(value: JsonObject) -> Self {
         Self(value)
     }
 }
+
 /// Severity hint for a session notice.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -5564,6 +7208,7 @@ pub enum NoticeSeverity {
     /// extensions. Other unknown values are reserved for future ACP severities.
     Other(String),
 }
+
 impl NoticeSeverity {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [NoticeSeverity] = &[
@@ -5571,10 +7216,12 @@ impl NoticeSeverity {
         NoticeSeverity::Warning,
         NoticeSeverity::Error,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [NoticeSeverity] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "info" => Some(Self::Info),
@@ -5584,11 +7231,13 @@ impl NoticeSeverity {
         }
     }
 }
+
 impl ::std::fmt::Display for NoticeSeverity {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl NoticeSeverity {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -5599,31 +7248,38 @@ impl NoticeSeverity {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for NoticeSeverity {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for NoticeSeverity {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for NoticeSeverity {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for NoticeSeverity {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5632,6 +7288,7 @@ impl Serialize for NoticeSeverity {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for NoticeSeverity {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5639,6 +7296,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5695,8 +7353,10 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NumberPropertySchema {
     /// An empty `NumberPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -5707,37 +7367,92 @@ impl NumberPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<f64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<f64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<f64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5762,8 +7477,10 @@ pub struct PermissionOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PermissionOption {
     /// A `PermissionOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         option_id: impl Into<PermissionOptionId>,
         name: impl Into<String>,
@@ -5776,41 +7493,57 @@ impl PermissionOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
+
 impl From<String> for PermissionOptionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PermissionOptionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PermissionOptionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The type of permission option being presented to the user.
 ///
 /// Helps clients choose appropriate icons and UI treatment.
@@ -5829,6 +7562,7 @@ pub enum PermissionOptionKind {
     #[serde(rename = "reject_always")]
     RejectAlways,
 }
+
 impl PermissionOptionKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PermissionOptionKind] = &[
@@ -5837,10 +7571,12 @@ impl PermissionOptionKind {
         PermissionOptionKind::RejectOnce,
         PermissionOptionKind::RejectAlways,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PermissionOptionKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "allow_once" => Some(Self::AllowOnce),
@@ -5851,11 +7587,13 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PermissionOptionKind {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -5867,8 +7605,10 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::str::FromStr for PermissionOptionKind {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -5877,6 +7617,7 @@ impl ::std::str::FromStr for PermissionOptionKind {
             ))
     }
 }
+
 /// An execution plan for accomplishing complex tasks.
 ///
 /// Plans consist of multiple entries representing individual tasks or goals.
@@ -5906,20 +7647,32 @@ pub struct Plan {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Plan {
     /// A `Plan` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(entries: impl Into<Vec<PlanEntry>>) -> Self {
         Self {
             entries: entries.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
@@ -5948,8 +7701,10 @@ pub struct PlanEntry {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanEntry {
     /// A `PlanEntry` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         content: impl Into<String>,
         priority: impl Into<PlanEntryPriority>,
@@ -5962,12 +7717,22 @@ impl PlanEntry {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Priority levels for plan entries.
 ///
 /// Used to indicate the relative importance or urgency of different
@@ -5985,6 +7750,7 @@ pub enum PlanEntryPriority {
     #[serde(rename = "low")]
     Low,
 }
+
 impl PlanEntryPriority {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryPriority] = &[
@@ -5992,10 +7758,12 @@ impl PlanEntryPriority {
         PlanEntryPriority::Medium,
         PlanEntryPriority::Low,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryPriority] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "high" => Some(Self::High),
@@ -6005,11 +7773,13 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryPriority {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryPriority {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -6020,8 +7790,10 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::str::FromStr for PlanEntryPriority {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -6030,6 +7802,7 @@ impl ::std::str::FromStr for PlanEntryPriority {
             ))
     }
 }
+
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -6046,6 +7819,7 @@ pub enum PlanEntryStatus {
     #[serde(rename = "completed")]
     Completed,
 }
+
 impl PlanEntryStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryStatus] = &[
@@ -6053,10 +7827,12 @@ impl PlanEntryStatus {
         PlanEntryStatus::InProgress,
         PlanEntryStatus::Completed,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -6066,11 +7842,13 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryStatus {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -6081,8 +7859,10 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::str::FromStr for PlanEntryStatus {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -6091,6 +7871,7 @@ impl ::std::str::FromStr for PlanEntryStatus {
             ))
     }
 }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for `text`
@@ -6144,8 +7925,10 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptCapabilities {
     /// An empty `PromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             image: None,
@@ -6154,27 +7937,43 @@ impl PromptCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `image`.
+
+    /// Sets `image`: Agent supports `image` content blocks.
+    #[must_use]
     pub fn image(mut self, value: impl Into<bool>) -> Self {
         self.image = Some(value.into());
         self
     }
-    /// Sets `audio`.
+
+    /// Sets `audio`: Agent supports `audio` content blocks.
+    #[must_use]
     pub fn audio(mut self, value: impl Into<bool>) -> Self {
         self.audio = Some(value.into());
         self
     }
-    /// Sets `embeddedContext`.
+
+    /// Sets `embeddedContext`: Agent supports embedded context in `session/prompt` requests.
+    #[must_use]
     pub fn embedded_context(mut self, value: impl Into<bool>) -> Self {
         self.embedded_context = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -6213,8 +8012,10 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptRequest {
     /// A `PromptRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         prompt: impl Into<Vec<ContentBlock>>,
@@ -6225,12 +8026,22 @@ impl PromptRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
@@ -6253,20 +8064,32 @@ pub struct PromptResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptResponse {
     /// A `PromptResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(stop_reason: impl Into<StopReason>) -> Self {
         Self {
             stop_reason: stop_reason.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -6285,11 +8108,13 @@ impl PromptResponse {
 )]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
+
 impl From<u16> for ProtocolVersion {
     fn from(value: u16) -> Self {
         Self(value)
     }
 }
+
 /// Request to read content from a text file.
 ///
 /// Only available if the client supports the `fs.readTextFile` capability.
@@ -6320,8 +8145,10 @@ pub struct ReadTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReadTextFileRequest {
     /// A `ReadTextFileRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -6331,22 +8158,50 @@ impl ReadTextFileRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Line number to start reading from (1-based).
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `limit`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `limit`: Maximum number of lines to read.
+    #[must_use]
     pub fn limit(mut self, value: impl Into<u32>) -> Self {
         self.limit = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `limit` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_limit(mut self) -> Self {
+        self.limit = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the contents of a text file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6366,20 +8221,32 @@ pub struct ReadTextFileResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReadTextFileResponse {
     /// A `ReadTextFileResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to release a terminal and free its resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6403,8 +8270,10 @@ pub struct ReleaseTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReleaseTerminalRequest {
     /// A `ReleaseTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -6415,12 +8284,22 @@ impl ReleaseTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to terminal/release method
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6438,17 +8317,29 @@ pub struct ReleaseTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReleaseTerminalResponse {
     /// An empty `ReleaseTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON RPC Request Id
 ///
 /// An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \[1\] and Numbers SHOULD NOT contain fractional parts \[2\]
@@ -6468,6 +8359,14 @@ pub enum RequestId {
     /// A string JSON-RPC request id.
     Str(String),
 }
+
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    /// The `selected` member.
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
+    }
+}
+
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestPermissionOutcome {
@@ -6482,6 +8381,7 @@ pub enum RequestPermissionOutcome {
     /// The user selected one of the provided options.
     Selected(SelectedPermissionOutcome),
 }
+
 impl RequestPermissionOutcome {
     /// The `outcome` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -6491,10 +8391,14 @@ impl RequestPermissionOutcome {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
     const NAME: &'static str = "RequestPermissionOutcome";
+
     const TAG: &'static str = "outcome";
+
     const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -6510,6 +8414,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6517,6 +8422,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6529,6 +8435,7 @@ impl Serialize for RequestPermissionOutcome {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "outcome")]
@@ -6542,6 +8449,7 @@ impl Serialize for RequestPermissionOutcome {
         }
     }
 }
+
 /// Request for user permission to execute a tool call.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -6571,8 +8479,10 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionRequest {
     /// A `RequestPermissionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         tool_call: impl Into<ToolCallUpdate>,
@@ -6585,12 +8495,22 @@ impl RequestPermissionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6610,20 +8530,32 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionResponse {
     /// A `RequestPermissionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6681,8 +8613,10 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResourceLink {
     /// A `ResourceLink` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -6695,37 +8629,92 @@ impl ResourceLink {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: Optional size of the linked resource in bytes, if known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<i64>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Optional display title for end-user UI.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -6768,8 +8757,10 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionRequest {
     /// A `ResumeSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -6779,22 +8770,36 @@ impl ResumeSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from resuming an existing session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6829,8 +8834,10 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionResponse {
     /// An empty `ResumeSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             modes: Patch::Absent,
@@ -6838,22 +8845,50 @@ impl ResumeSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The sender or recipient of messages and data in a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
@@ -6864,13 +8899,16 @@ pub enum Role {
     #[serde(rename = "user")]
     User,
 }
+
 impl Role {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [Role] = &[Role::Assistant, Role::User];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [Role] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "assistant" => Some(Self::Assistant),
@@ -6879,11 +8917,13 @@ impl Role {
         }
     }
 }
+
 impl ::std::fmt::Display for Role {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl Role {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -6893,8 +8933,10 @@ impl Role {
         }
     }
 }
+
 impl ::std::str::FromStr for Role {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -6903,6 +8945,7 @@ impl ::std::str::FromStr for Role {
             ))
     }
 }
+
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6923,20 +8966,32 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SelectedPermissionOutcome {
     /// A `SelectedPermissionOutcome` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -6959,17 +9014,29 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionAdditionalDirectoriesCapabilities {
     /// An empty `SessionAdditionalDirectoriesCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session capabilities supported by the agent.
 ///
 /// As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
@@ -7051,8 +9118,10 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCapabilities {
     /// An empty `SessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             list: Patch::Absent,
@@ -7063,17 +9132,37 @@ impl SessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `list`.
+
+    /// Sets `list`: Whether the agent supports `session/list`.
+    #[must_use]
     pub fn list(mut self, value: impl Into<SessionListCapabilities>) -> Self {
         self.list = Patch::Value(value.into());
         self
     }
-    /// Sets `delete`.
+
+    /// Sets `list` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_list(mut self) -> Self {
+        self.list = Patch::Null;
+        self
+    }
+
+    /// Sets `delete`: Whether the agent supports `session/delete`.
+    #[must_use]
     pub fn delete(mut self, value: impl Into<SessionDeleteCapabilities>) -> Self {
         self.delete = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `delete` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_delete(mut self) -> Self {
+        self.delete = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<SessionAdditionalDirectoriesCapabilities>,
@@ -7081,22 +9170,57 @@ impl SessionCapabilities {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `resume`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `resume`: Whether the agent supports `session/resume`.
+    #[must_use]
     pub fn resume(mut self, value: impl Into<SessionResumeCapabilities>) -> Self {
         self.resume = Patch::Value(value.into());
         self
     }
-    /// Sets `close`.
+
+    /// Sets `resume` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_resume(mut self) -> Self {
+        self.resume = Patch::Null;
+        self
+    }
+
+    /// Sets `close`: Whether the agent supports `session/close`.
+    #[must_use]
     pub fn close(mut self, value: impl Into<SessionCloseCapabilities>) -> Self {
         self.close = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `close` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_close(mut self) -> Self {
+        self.close = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
@@ -7116,17 +9240,29 @@ pub struct SessionCloseCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCloseCapabilities {
     /// An empty `SessionCloseCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7135,72 +9271,87 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
 }
+
 impl SessionConfigBoolean {
     /// A `SessionConfigBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
         }
     }
 }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
+
 impl From<String> for SessionConfigGroupId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigGroupId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigGroupId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigGroupId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Unique identifier for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
+
 impl From<String> for SessionConfigId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7239,8 +9390,10 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
 }
+
 impl SessionConfigOption {
     /// A `SessionConfigOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         id: impl Into<SessionConfigId>,
         name: impl Into<String>,
@@ -7255,22 +9408,50 @@ impl SessionConfigOption {
             type_: type_.into(),
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for the Client to display to the user.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `category`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `category`: Optional semantic category for this option (UX only).
+    #[must_use]
     pub fn category(mut self, value: impl Into<SessionConfigOptionCategory>) -> Self {
         self.category = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `category` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_category(mut self) -> Self {
+        self.category = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Semantic category for a session configuration option.
 ///
 /// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -7294,6 +9475,7 @@ pub enum SessionConfigOptionCategory {
     /// Unknown / uncategorized selector.
     Other(String),
 }
+
 impl SessionConfigOptionCategory {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionConfigOptionCategory] = &[
@@ -7302,10 +9484,12 @@ impl SessionConfigOptionCategory {
         SessionConfigOptionCategory::ModelConfig,
         SessionConfigOptionCategory::ThoughtLevel,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionConfigOptionCategory] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "mode" => Some(Self::Mode),
@@ -7316,11 +9500,13 @@ impl SessionConfigOptionCategory {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionConfigOptionCategory {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionConfigOptionCategory {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -7332,31 +9518,38 @@ impl SessionConfigOptionCategory {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionConfigOptionCategory {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionConfigOptionCategory {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionConfigOptionCategory {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionConfigOptionCategory {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7365,6 +9558,7 @@ impl Serialize for SessionConfigOptionCategory {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7372,6 +9566,21 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    /// The `select` member.
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    /// The `boolean` member.
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionType {
@@ -7380,6 +9589,7 @@ pub enum SessionConfigOptionType {
     /// Boolean on/off toggle.
     Boolean(SessionConfigBoolean),
 }
+
 impl SessionConfigOptionType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7389,10 +9599,14 @@ impl SessionConfigOptionType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
     const NAME: &'static str = "SessionConfigOptionType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7404,6 +9618,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7411,6 +9626,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7429,6 +9645,7 @@ impl Serialize for SessionConfigOptionType {
         }
     }
 }
+
 /// Session configuration option capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7458,25 +9675,46 @@ pub struct SessionConfigOptionsCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigOptionsCapabilities {
     /// An empty `SessionConfigOptionsCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             boolean: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `boolean`.
+
+    /// Sets `boolean`: Whether the client supports boolean session configuration options.
+    #[must_use]
     pub fn boolean(mut self, value: impl Into<BooleanConfigOptionCapabilities>) -> Self {
         self.boolean = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `boolean` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_boolean(mut self) -> Self {
+        self.boolean = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7487,8 +9725,10 @@ pub struct SessionConfigSelect {
     /// The set of selectable options.
     pub options: SessionConfigSelectOptions,
 }
+
 impl SessionConfigSelect {
     /// A `SessionConfigSelect` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_value: impl Into<SessionConfigValueId>,
         options: impl Into<SessionConfigSelectOptions>,
@@ -7499,6 +9739,7 @@ impl SessionConfigSelect {
         }
     }
 }
+
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7523,8 +9764,10 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectGroup {
     /// A `SessionConfigSelectGroup` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         group: impl Into<SessionConfigGroupId>,
         name: impl Into<String>,
@@ -7537,12 +9780,22 @@ impl SessionConfigSelectGroup {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7571,8 +9824,10 @@ pub struct SessionConfigSelectOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectOption {
     /// A `SessionConfigSelectOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
             value: value.into(),
@@ -7581,17 +9836,36 @@ impl SessionConfigSelectOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for this option value.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -7601,35 +9875,42 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
+
 impl From<String> for SessionConfigValueId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigValueId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigValueId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigValueId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -7649,17 +9930,29 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionDeleteCapabilities {
     /// An empty `SessionDeleteCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Each session has its own context, conversation history, and state, so one
@@ -7669,31 +9962,37 @@ impl SessionDeleteCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
+
 impl From<String> for SessionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7743,8 +10042,10 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfo {
     /// A `SessionInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -7755,27 +10056,57 @@ impl SessionInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots reported for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: ISO 8601 timestamp of last activity
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -7811,8 +10142,10 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfoUpdate {
     /// An empty `SessionInfoUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -7820,22 +10153,50 @@ impl SessionInfoUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: ISO 8601 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
@@ -7855,17 +10216,29 @@ pub struct SessionListCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionListCapabilities {
     /// An empty `SessionListCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -7896,8 +10269,10 @@ pub struct SessionMode {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMode {
     /// A `SessionMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<SessionModeId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -7906,46 +10281,71 @@ impl SessionMode {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a Session Mode.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionModeId(pub String);
+
 impl From<String> for SessionModeId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionModeId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionModeId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionModeId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The set of modes and the one currently active.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7972,8 +10372,10 @@ pub struct SessionModeState {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionModeState {
     /// A `SessionModeState` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_mode_id: impl Into<SessionModeId>,
         available_modes: impl Into<Vec<SessionMode>>,
@@ -7984,12 +10386,22 @@ impl SessionModeState {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification containing a session update from the agent.
 ///
 /// Used to stream real-time progress and results during prompt processing.
@@ -8016,8 +10428,10 @@ pub struct SessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionNotification {
     /// A `SessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         update: impl Into<SessionUpdate>,
@@ -8028,12 +10442,22 @@ impl SessionNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
@@ -8053,17 +10477,106 @@ pub struct SessionResumeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionResumeCapabilities {
     /// An empty `SessionResumeCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ToolCall> for SessionUpdate {
+    /// The `tool_call` member.
+    fn from(body: ToolCall) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
+impl From<ToolCallUpdate> for SessionUpdate {
+    /// The `tool_call_update` member.
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(body)
+    }
+}
+
+impl From<Plan> for SessionUpdate {
+    /// The `plan` member.
+    fn from(body: Plan) -> Self {
+        Self::Plan(body)
+    }
+}
+
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    /// The `available_commands_update` member.
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+
+impl From<CurrentModeUpdate> for SessionUpdate {
+    /// The `current_mode_update` member.
+    fn from(body: CurrentModeUpdate) -> Self {
+        Self::CurrentModeUpdate(body)
+    }
+}
+
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    /// The `config_option_update` member.
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+
+impl From<SessionInfoUpdate> for SessionUpdate {
+    /// The `session_info_update` member.
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+
+impl From<UsageUpdate> for SessionUpdate {
+    /// The `usage_update` member.
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(body)
+    }
+}
+
+impl From<Notice> for SessionUpdate {
+    /// The `notice` member.
+    fn from(body: Notice) -> Self {
+        Self::Notice(body)
+    }
+}
+
+impl From<CompactionUpdate> for SessionUpdate {
+    /// The `compaction_update` member.
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(body)
+    }
+}
+
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    /// The `compaction_summary_chunk` member.
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(body)
+    }
+}
+
 /// Different types of updates that can be sent during session processing.
 ///
 /// These updates provide real-time feedback about the agent's progress.
@@ -8112,6 +10625,7 @@ pub enum SessionUpdate {
     /// the `session.compaction` Client capability.
     CompactionSummaryChunk(CompactionSummaryChunk),
 }
+
 impl SessionUpdate {
     /// The `sessionUpdate` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -8133,9 +10647,12 @@ impl SessionUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionUpdate {
     const NAME: &'static str = "SessionUpdate";
+
     const TAG: &'static str = "sessionUpdate";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
         "agent_message_chunk",
@@ -8152,6 +10669,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -8197,6 +10715,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8204,6 +10723,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8302,6 +10822,7 @@ impl Serialize for SessionUpdate {
         }
     }
 }
+
 /// Request parameters for setting a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8328,8 +10849,10 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
 }
+
 impl SetSessionConfigOptionRequest {
     /// A `SetSessionConfigOptionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         config_id: impl Into<SessionConfigId>,
@@ -8342,12 +10865,30 @@ impl SetSessionConfigOptionRequest {
             type_: type_.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    /// The `boolean` member.
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetSessionConfigOptionRequestType {
@@ -8360,6 +10901,7 @@ pub enum SetSessionConfigOptionRequestType {
     /// variant.
     ValueId(SetSessionConfigOptionRequestTypeValueId),
 }
+
 impl SetSessionConfigOptionRequestType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -8369,10 +10911,14 @@ impl SetSessionConfigOptionRequestType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
     const NAME: &'static str = "SetSessionConfigOptionRequestType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -8385,6 +10931,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
@@ -8394,6 +10941,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         )
     }
 }
+
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8401,6 +10949,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8419,6 +10968,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
         }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8426,12 +10976,15 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+
 impl SetSessionConfigOptionRequestTypeBoolean {
     /// A `SetSessionConfigOptionRequestTypeBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<bool>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// A `SessionConfigValueId` string value.
 ///
 /// This is the default when `type` is absent on the wire. Unknown `type`
@@ -8443,12 +10996,15 @@ pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
+
 impl SetSessionConfigOptionRequestTypeValueId {
     /// A `SetSessionConfigOptionRequestTypeValueId` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8472,20 +11028,32 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionConfigOptionResponse {
     /// A `SetSessionConfigOptionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for setting a session mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8509,8 +11077,10 @@ pub struct SetSessionModeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionModeRequest {
     /// A `SetSessionModeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         mode_id: impl Into<SessionModeId>,
@@ -8521,12 +11091,22 @@ impl SetSessionModeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `session/set_mode` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8544,17 +11124,29 @@ pub struct SetSessionModeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionModeResponse {
     /// An empty `SetSessionModeResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Reasons why an agent stops processing a prompt turn.
 ///
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
@@ -8584,6 +11176,7 @@ pub enum StopReason {
     #[serde(rename = "cancelled")]
     Cancelled,
 }
+
 impl StopReason {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StopReason] = &[
@@ -8593,10 +11186,12 @@ impl StopReason {
         StopReason::Refusal,
         StopReason::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StopReason] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "end_turn" => Some(Self::EndTurn),
@@ -8608,11 +11203,13 @@ impl StopReason {
         }
     }
 }
+
 impl ::std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StopReason {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -8625,8 +11222,10 @@ impl StopReason {
         }
     }
 }
+
 impl ::std::str::FromStr for StopReason {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -8635,6 +11234,7 @@ impl ::std::str::FromStr for StopReason {
             ))
     }
 }
+
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StringFormat {
@@ -8651,6 +11251,7 @@ pub enum StringFormat {
     #[serde(rename = "date-time")]
     DateTime,
 }
+
 impl StringFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StringFormat] = &[
@@ -8659,10 +11260,12 @@ impl StringFormat {
         StringFormat::Date,
         StringFormat::DateTime,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StringFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "email" => Some(Self::Email),
@@ -8673,11 +11276,13 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for StringFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StringFormat {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -8689,8 +11294,10 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::str::FromStr for StringFormat {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -8699,6 +11306,7 @@ impl ::std::str::FromStr for StringFormat {
             ))
     }
 }
+
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8721,20 +11329,32 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringMultiSelectItems {
     /// A `StringMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(enum_: impl Into<Vec<String>>) -> Self {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -8814,8 +11434,10 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringPropertySchema {
     /// An empty `StringPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -8830,57 +11452,148 @@ impl StringPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minLength`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minLength`: Minimum string length.
+    #[must_use]
     pub fn min_length(mut self, value: impl Into<u32>) -> Self {
         self.min_length = Patch::Value(value.into());
         self
     }
-    /// Sets `maxLength`.
+
+    /// Sets `minLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_length(mut self) -> Self {
+        self.min_length = Patch::Null;
+        self
+    }
+
+    /// Sets `maxLength`: Maximum string length.
+    #[must_use]
     pub fn max_length(mut self, value: impl Into<u32>) -> Self {
         self.max_length = Patch::Value(value.into());
         self
     }
-    /// Sets `pattern`.
+
+    /// Sets `maxLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_length(mut self) -> Self {
+        self.max_length = Patch::Null;
+        self
+    }
+
+    /// Sets `pattern`: Pattern the string must match.
+    #[must_use]
     pub fn pattern(mut self, value: impl Into<String>) -> Self {
         self.pattern = Patch::Value(value.into());
         self
     }
-    /// Sets `format`.
+
+    /// Sets `pattern` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_pattern(mut self) -> Self {
+        self.pattern = Patch::Null;
+        self
+    }
+
+    /// Sets `format`: String format.
+    #[must_use]
     pub fn format(mut self, value: impl Into<StringFormat>) -> Self {
         self.format = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `format` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_format(mut self) -> Self {
+        self.format = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<String>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `enum`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `enum`: Enum values for untitled single-select enums.
+    #[must_use]
     pub fn enum_(mut self, value: impl Into<Vec<String>>) -> Self {
         self.enum_ = Patch::Value(value.into());
         self
     }
-    /// Sets `oneOf`.
+
+    /// Sets `enum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_enum_(mut self) -> Self {
+        self.enum_ = Patch::Null;
+        self
+    }
+
+    /// Sets `oneOf`: Titled enum options for titled single-select enums.
+    #[must_use]
     pub fn one_of(mut self, value: impl Into<Vec<EnumOption>>) -> Self {
         self.one_of = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oneOf` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_one_of(mut self) -> Self {
+        self.one_of = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Embed a terminal created with `terminal/create` by its id.
 ///
 /// The terminal must be added before calling `terminal/release`.
@@ -8905,20 +11618,32 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Terminal {
     /// A `Terminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8951,8 +11676,10 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalExitStatus {
     /// An empty `TerminalExitStatus`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -8960,51 +11687,85 @@ impl TerminalExitStatus {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: The process exit code (may be null if terminated by signal).
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<u32>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: The signal that terminated the process (may be null if exited normally).
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for terminal values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
+
 impl From<String> for TerminalId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl TerminalId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for TerminalId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for TerminalId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Request to get the current output and status of a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9028,8 +11789,10 @@ pub struct TerminalOutputRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputRequest {
     /// A `TerminalOutputRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -9040,12 +11803,22 @@ impl TerminalOutputRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the terminal output and exit status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9075,8 +11848,10 @@ pub struct TerminalOutputResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputResponse {
     /// A `TerminalOutputResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(output: impl Into<String>, truncated: impl Into<bool>) -> Self {
         Self {
             output: output.into(),
@@ -9085,17 +11860,36 @@ impl TerminalOutputResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitStatus`.
+
+    /// Sets `exitStatus`: Exit status if the command has completed.
+    #[must_use]
     pub fn exit_status(mut self, value: impl Into<TerminalExitStatus>) -> Self {
         self.exit_status = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `exitStatus` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_status(mut self) -> Self {
+        self.exit_status = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9122,8 +11916,10 @@ pub struct TextContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextContent {
     /// A `TextContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -9131,17 +11927,36 @@ impl TextContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9171,8 +11986,10 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextResourceContents {
     /// A `TextResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             mime_type: Patch::Absent,
@@ -9181,17 +11998,36 @@ impl TextResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9214,20 +12050,32 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TitledMultiSelectItems {
     /// A `TitledMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Represents a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
@@ -9311,8 +12159,10 @@ pub struct ToolCall {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCall {
     /// A `ToolCall` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>, title: impl Into<String>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -9327,47 +12177,99 @@ impl ToolCall {
             meta: Patch::Absent,
         }
     }
-    /// Sets `name`.
+
+    /// Sets `name`: Programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `kind`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `kind`: The category of tool being invoked.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Some(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `status`: Current execution status of the tool call.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Some(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Content produced by the tool call.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Some(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `locations`: File locations affected by this tool call.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Some(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `rawInput`: Raw input parameters sent to the tool.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Raw output returned by the tool.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Content> for ToolCallContent {
+    /// The `content` member.
+    fn from(body: Content) -> Self {
+        Self::Content(body)
+    }
+}
+
+impl From<Diff> for ToolCallContent {
+    /// The `diff` member.
+    fn from(body: Diff) -> Self {
+        Self::Diff(body)
+    }
+}
+
+impl From<Terminal> for ToolCallContent {
+    /// The `terminal` member.
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Content produced by a tool call.
 ///
 /// Tool calls can produce different types of content including
@@ -9387,6 +12289,7 @@ pub enum ToolCallContent {
     /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     Terminal(Terminal),
 }
+
 impl ToolCallContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9397,10 +12300,14 @@ impl ToolCallContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ToolCallContent {
     const NAME: &'static str = "ToolCallContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9413,6 +12320,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9420,6 +12328,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ToolCallContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9441,35 +12350,42 @@ impl Serialize for ToolCallContent {
         }
     }
 }
+
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
+
 impl From<String> for ToolCallId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ToolCallId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ToolCallId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ToolCallId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
@@ -9501,8 +12417,10 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallLocation {
     /// A `ToolCallLocation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -9510,17 +12428,36 @@ impl ToolCallLocation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Optional 1-based line number within the file.
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Execution status of a tool call.
 ///
 /// Tool calls progress through different statuses during their lifecycle.
@@ -9542,6 +12479,7 @@ pub enum ToolCallStatus {
     #[serde(rename = "failed")]
     Failed,
 }
+
 impl ToolCallStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolCallStatus] = &[
@@ -9550,10 +12488,12 @@ impl ToolCallStatus {
         ToolCallStatus::Completed,
         ToolCallStatus::Failed,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolCallStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -9564,11 +12504,13 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolCallStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolCallStatus {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -9580,8 +12522,10 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::str::FromStr for ToolCallStatus {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -9590,6 +12534,7 @@ impl ::std::str::FromStr for ToolCallStatus {
             ))
     }
 }
+
 /// An update to an existing tool call.
 ///
 /// Used to report progress and results as tools execute. All fields except
@@ -9676,8 +12621,10 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallUpdate {
     /// A `ToolCallUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -9692,52 +12639,120 @@ impl ToolCallUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `kind`.
+
+    /// Sets `kind`: Update the tool kind.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `kind` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_kind(mut self) -> Self {
+        self.kind = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: Update the execution status.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Update the human-readable title.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `name`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `name`: Update the programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Replace the content collection.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `locations`: Replace the locations collection.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Patch::Value(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `locations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_locations(mut self) -> Self {
+        self.locations = Patch::Null;
+        self
+    }
+
+    /// Sets `rawInput`: Update the raw input.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Update the raw output.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -9777,6 +12792,7 @@ pub enum ToolKind {
     #[serde(rename = "other")]
     Other,
 }
+
 impl ToolKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolKind] = &[
@@ -9791,10 +12807,12 @@ impl ToolKind {
         ToolKind::SwitchMode,
         ToolKind::Other,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "read" => Some(Self::Read),
@@ -9811,11 +12829,13 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolKind {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -9833,8 +12853,10 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::str::FromStr for ToolKind {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -9843,6 +12865,7 @@ impl ::std::str::FromStr for ToolKind {
             ))
     }
 }
+
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9862,20 +12885,32 @@ pub struct UnstructuredCommandInput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnstructuredCommandInput {
     /// A `UnstructuredCommandInput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(hint: impl Into<String>) -> Self {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9904,8 +12939,10 @@ pub struct UsageUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UsageUpdate {
     /// A `UsageUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
         Self {
             used: used.into(),
@@ -9914,17 +12951,36 @@ impl UsageUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cost`.
+
+    /// Sets `cost`: Cumulative session cost (optional).
+    #[must_use]
     pub fn cost(mut self, value: impl Into<Cost>) -> Self {
         self.cost = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cost` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cost(mut self) -> Self {
+        self.cost = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to wait for a terminal command to exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9948,8 +13004,10 @@ pub struct WaitForTerminalExitRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WaitForTerminalExitRequest {
     /// A `WaitForTerminalExitRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -9960,12 +13018,22 @@ impl WaitForTerminalExitRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9998,8 +13066,10 @@ pub struct WaitForTerminalExitResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WaitForTerminalExitResponse {
     /// An empty `WaitForTerminalExitResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -10007,22 +13077,50 @@ impl WaitForTerminalExitResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: The process exit code (may be null if terminated by signal).
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<u32>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: The signal that terminated the process (may be null if exited normally).
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to write content to a text file.
 ///
 /// Only available if the client supports the `fs.writeTextFile` capability.
@@ -10049,8 +13147,10 @@ pub struct WriteTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WriteTextFileRequest {
     /// A `WriteTextFileRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         path: impl Into<String>,
@@ -10063,12 +13163,22 @@ impl WriteTextFileRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `fs/write_text_file`
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10086,163 +13196,245 @@ pub struct WriteTextFileResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WriteTextFileResponse {
     /// An empty `WriteTextFileResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 impl ::acp_support::Notification for CancelRequestNotification {
     const METHOD: &'static str = "$/cancel_request";
 }
+
 impl ::acp_support::Request for AuthenticateRequest {
     const METHOD: &'static str = "authenticate";
+
     type Response = AuthenticateResponse;
 }
+
 impl ::acp_support::Notification for CompleteElicitationNotification {
     const METHOD: &'static str = "elicitation/complete";
 }
+
 impl ::acp_support::Request for CreateElicitationRequest {
     const METHOD: &'static str = "elicitation/create";
+
     type Response = CreateElicitationResponse;
 }
+
 impl ::acp_support::Request for ReadTextFileRequest {
     const METHOD: &'static str = "fs/read_text_file";
+
     type Response = ReadTextFileResponse;
 }
+
 impl ::acp_support::Request for WriteTextFileRequest {
     const METHOD: &'static str = "fs/write_text_file";
+
     type Response = WriteTextFileResponse;
 }
+
 impl ::acp_support::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
+
     type Response = InitializeResponse;
 }
+
 impl ::acp_support::Request for LogoutRequest {
     const METHOD: &'static str = "logout";
+
     type Response = LogoutResponse;
 }
+
 impl ::acp_support::Notification for CancelNotification {
     const METHOD: &'static str = "session/cancel";
 }
+
 impl ::acp_support::Request for CloseSessionRequest {
     const METHOD: &'static str = "session/close";
+
     type Response = CloseSessionResponse;
 }
+
 impl ::acp_support::Request for DeleteSessionRequest {
     const METHOD: &'static str = "session/delete";
+
     type Response = DeleteSessionResponse;
 }
+
 impl ::acp_support::Request for ListSessionsRequest {
     const METHOD: &'static str = "session/list";
+
     type Response = ListSessionsResponse;
 }
+
 impl ::acp_support::Request for LoadSessionRequest {
     const METHOD: &'static str = "session/load";
+
     type Response = LoadSessionResponse;
 }
+
 impl ::acp_support::Request for NewSessionRequest {
     const METHOD: &'static str = "session/new";
+
     type Response = NewSessionResponse;
 }
+
 impl ::acp_support::Request for PromptRequest {
     const METHOD: &'static str = "session/prompt";
+
     type Response = PromptResponse;
 }
+
 impl ::acp_support::Request for RequestPermissionRequest {
     const METHOD: &'static str = "session/request_permission";
+
     type Response = RequestPermissionResponse;
 }
+
 impl ::acp_support::Request for ResumeSessionRequest {
     const METHOD: &'static str = "session/resume";
+
     type Response = ResumeSessionResponse;
 }
+
 impl ::acp_support::Request for SetSessionConfigOptionRequest {
     const METHOD: &'static str = "session/set_config_option";
+
     type Response = SetSessionConfigOptionResponse;
 }
+
 impl ::acp_support::Request for SetSessionModeRequest {
     const METHOD: &'static str = "session/set_mode";
+
     type Response = SetSessionModeResponse;
 }
+
 impl ::acp_support::Notification for SessionNotification {
     const METHOD: &'static str = "session/update";
 }
+
 impl ::acp_support::Request for CreateTerminalRequest {
     const METHOD: &'static str = "terminal/create";
+
     type Response = CreateTerminalResponse;
 }
+
 impl ::acp_support::Request for KillTerminalRequest {
     const METHOD: &'static str = "terminal/kill";
+
     type Response = KillTerminalResponse;
 }
+
 impl ::acp_support::Request for TerminalOutputRequest {
     const METHOD: &'static str = "terminal/output";
+
     type Response = TerminalOutputResponse;
 }
+
 impl ::acp_support::Request for ReleaseTerminalRequest {
     const METHOD: &'static str = "terminal/release";
+
     type Response = ReleaseTerminalResponse;
 }
+
 impl ::acp_support::Request for WaitForTerminalExitRequest {
     const METHOD: &'static str = "terminal/wait_for_exit";
+
     type Response = WaitForTerminalExitResponse;
 }
+
 /// The wire name of every method in this schema.
 pub mod methods {
     /// `$/cancel_request`, handled by: protocol.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
+
     /// `authenticate`, handled by: agent.
     pub const AUTHENTICATE: &str = "authenticate";
+
     /// `elicitation/complete`, handled by: client.
     pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+
     /// `elicitation/create`, handled by: client.
     pub const ELICITATION_CREATE: &str = "elicitation/create";
+
     /// `fs/read_text_file`, handled by: client.
     pub const FS_READ_TEXT_FILE: &str = "fs/read_text_file";
+
     /// `fs/write_text_file`, handled by: client.
     pub const FS_WRITE_TEXT_FILE: &str = "fs/write_text_file";
+
     /// `initialize`, handled by: agent.
     pub const INITIALIZE: &str = "initialize";
+
     /// `logout`, handled by: agent.
     pub const LOGOUT: &str = "logout";
+
     /// `session/cancel`, handled by: agent.
     pub const SESSION_CANCEL: &str = "session/cancel";
+
     /// `session/close`, handled by: agent.
     pub const SESSION_CLOSE: &str = "session/close";
+
     /// `session/delete`, handled by: agent.
     pub const SESSION_DELETE: &str = "session/delete";
+
     /// `session/list`, handled by: agent.
     pub const SESSION_LIST: &str = "session/list";
+
     /// `session/load`, handled by: agent.
     pub const SESSION_LOAD: &str = "session/load";
+
     /// `session/new`, handled by: agent.
     pub const SESSION_NEW: &str = "session/new";
+
     /// `session/prompt`, handled by: agent.
     pub const SESSION_PROMPT: &str = "session/prompt";
+
     /// `session/request_permission`, handled by: client.
     pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+
     /// `session/resume`, handled by: agent.
     pub const SESSION_RESUME: &str = "session/resume";
+
     /// `session/set_config_option`, handled by: agent.
     pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
+
     /// `session/set_mode`, handled by: agent.
     pub const SESSION_SET_MODE: &str = "session/set_mode";
+
     /// `session/update`, handled by: client.
     pub const SESSION_UPDATE: &str = "session/update";
+
     /// `terminal/create`, handled by: client.
     pub const TERMINAL_CREATE: &str = "terminal/create";
+
     /// `terminal/kill`, handled by: client.
     pub const TERMINAL_KILL: &str = "terminal/kill";
+
     /// `terminal/output`, handled by: client.
     pub const TERMINAL_OUTPUT: &str = "terminal/output";
+
     /// `terminal/release`, handled by: client.
     pub const TERMINAL_RELEASE: &str = "terminal/release";
+
     /// `terminal/wait_for_exit`, handled by: client.
     pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
 }

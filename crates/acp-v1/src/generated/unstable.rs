@@ -50,8 +50,10 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentAuthCapabilities {
     /// An empty `AgentAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             status: Patch::Absent,
@@ -59,22 +61,50 @@ impl AgentAuthCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `status`.
+
+    /// Sets `status`: **UNSTABLE**
+    #[must_use]
     pub fn status(mut self, value: impl Into<AuthStatusCapabilities>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `logout`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `logout`: Whether the agent supports the logout method.
+    #[must_use]
     pub fn logout(mut self, value: impl Into<LogoutCapabilities>) -> Self {
         self.logout = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `logout` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_logout(mut self) -> Self {
+        self.logout = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the agent.
 ///
 /// Advertised during initialization to inform the client about
@@ -150,8 +180,10 @@ pub struct AgentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentCapabilities {
     /// An empty `AgentCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             load_session: None,
@@ -163,22 +195,30 @@ impl AgentCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `loadSession`.
+
+    /// Sets `loadSession`: Whether the agent supports `session/load`.
+    #[must_use]
     pub fn load_session(mut self, value: impl Into<bool>) -> Self {
         self.load_session = Some(value.into());
         self
     }
-    /// Sets `promptCapabilities`.
+
+    /// Sets `promptCapabilities`: Prompt capabilities supported by the agent.
+    #[must_use]
     pub fn prompt_capabilities(mut self, value: impl Into<PromptCapabilities>) -> Self {
         self.prompt_capabilities = Some(value.into());
         self
     }
-    /// Sets `mcpCapabilities`.
+
+    /// Sets `mcpCapabilities`: MCP capabilities supported by the agent.
+    #[must_use]
     pub fn mcp_capabilities(mut self, value: impl Into<McpCapabilities>) -> Self {
         self.mcp_capabilities = Some(value.into());
         self
     }
-    /// Sets `sessionCapabilities`.
+
+    /// Sets `sessionCapabilities`: Session lifecycle and prompt capabilities advertised by the agent.
+    #[must_use]
     pub fn session_capabilities(
         mut self,
         value: impl Into<SessionCapabilities>,
@@ -186,22 +226,43 @@ impl AgentCapabilities {
         self.session_capabilities = Some(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `auth`: Authentication-related capabilities supported by the agent.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AgentAuthCapabilities>) -> Self {
         self.auth = Some(value.into());
         self
     }
-    /// Sets `providers`.
+
+    /// Sets `providers`: **UNSTABLE**
+    #[must_use]
     pub fn providers(mut self, value: impl Into<ProvidersCapabilities>) -> Self {
         self.providers = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `providers` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_providers(mut self) -> Self {
+        self.providers = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -239,6 +300,7 @@ pub enum AgentNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl AgentNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -249,6 +311,7 @@ impl AgentNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -282,6 +345,7 @@ impl AgentNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentNotification {
     fn route(
         method: &str,
@@ -289,10 +353,12 @@ impl ::acp_support::method::Routed for AgentNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentNotification::method(self)
     }
 }
+
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -307,6 +373,7 @@ impl Serialize for AgentNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -407,6 +474,7 @@ pub enum AgentRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl AgentRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -424,6 +492,7 @@ impl AgentRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -485,6 +554,7 @@ impl AgentRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentRequest {
     fn route(
         method: &str,
@@ -492,10 +562,12 @@ impl ::acp_support::method::Routed for AgentRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentRequest::method(self)
     }
 }
+
 impl Serialize for AgentRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -517,6 +589,7 @@ impl Serialize for AgentRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -566,6 +639,7 @@ pub enum AgentResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -594,6 +668,7 @@ impl AgentResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -698,6 +773,7 @@ impl AgentResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentResponse {
     fn route(
         method: &str,
@@ -706,10 +782,12 @@ impl ::acp_support::method::Routed for AgentResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         AgentResponse::method(self)
     }
 }
+
 impl Serialize for AgentResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -742,6 +820,7 @@ impl Serialize for AgentResponse {
         }
     }
 }
+
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -781,8 +860,10 @@ pub struct Annotations {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Annotations {
     /// An empty `Annotations`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             audience: Patch::Absent,
@@ -791,27 +872,64 @@ impl Annotations {
             meta: Patch::Absent,
         }
     }
-    /// Sets `audience`.
+
+    /// Sets `audience`: Intended recipients for this content, such as the user or assistant.
+    #[must_use]
     pub fn audience(mut self, value: impl Into<Vec<Role>>) -> Self {
         self.audience = Patch::Value(value.into());
         self
     }
-    /// Sets `lastModified`.
+
+    /// Sets `audience` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audience(mut self) -> Self {
+        self.audience = Patch::Null;
+        self
+    }
+
+    /// Sets `lastModified`: Timestamp indicating when the underlying resource was last modified.
+    #[must_use]
     pub fn last_modified(mut self, value: impl Into<String>) -> Self {
         self.last_modified = Patch::Value(value.into());
         self
     }
-    /// Sets `priority`.
+
+    /// Sets `lastModified` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_last_modified(mut self) -> Self {
+        self.last_modified = Patch::Null;
+        self
+    }
+
+    /// Sets `priority`: Relative importance of this content when clients choose what to surface.
+    #[must_use]
     pub fn priority(mut self, value: impl Into<f64>) -> Self {
         self.priority = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `priority` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_priority(mut self) -> Self {
+        self.priority = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -843,20 +961,32 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ArchiveSessionRequest {
     /// A `ArchiveSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -878,17 +1008,29 @@ pub struct ArchiveSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ArchiveSessionResponse {
     /// An empty `ArchiveSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -918,8 +1060,10 @@ pub struct AudioContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AudioContent {
     /// A `AudioContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -928,17 +1072,36 @@ impl AudioContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1006,8 +1169,10 @@ pub struct AuthAccount {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthAccount {
     /// A `AuthAccount` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(label: impl Into<String>) -> Self {
         Self {
             label: label.into(),
@@ -1018,32 +1183,78 @@ impl AuthAccount {
             meta: Patch::Absent,
         }
     }
-    /// Sets `active`.
+
+    /// Sets `active`: Whether the agent currently uses this account by default.
+    #[must_use]
     pub fn active(mut self, value: impl Into<bool>) -> Self {
         self.active = Patch::Value(value.into());
         self
     }
-    /// Sets `name`.
+
+    /// Sets `active` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_active(mut self) -> Self {
+        self.active = Patch::Null;
+        self
+    }
+
+    /// Sets `name`: Display name of the user, such as a username or full name.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `email`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `email`: Email address of the user.
+    #[must_use]
     pub fn email(mut self, value: impl Into<String>) -> Self {
         self.email = Patch::Value(value.into());
         self
     }
-    /// Sets `organization`.
+
+    /// Sets `email` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_email(mut self) -> Self {
+        self.email = Patch::Null;
+        self
+    }
+
+    /// Sets `organization`: Display name of the organization, team, or workspace the account is using.
+    #[must_use]
     pub fn organization(mut self, value: impl Into<String>) -> Self {
         self.organization = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `organization` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_organization(mut self) -> Self {
+        self.organization = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -1076,25 +1287,46 @@ pub struct AuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthCapabilities {
     /// An empty `AuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             terminal: None,
             meta: Patch::Absent,
         }
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the client supports `terminal` authentication methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<bool>) -> Self {
         self.terminal = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<AuthMethodTerminal> for AuthMethod {
+    /// The `terminal` member.
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -1109,6 +1341,7 @@ pub enum AuthMethod {
     /// This is the default when no `type` is specified.
     Agent(AuthMethodAgent),
 }
+
 impl AuthMethod {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1118,10 +1351,14 @@ impl AuthMethod {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AuthMethod {
     const NAME: &'static str = "AuthMethod";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1131,12 +1368,14 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(AuthMethodAgent::deserialize(body).map(Self::Agent))
     }
 }
+
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1144,6 +1383,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AuthMethod {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1164,6 +1404,7 @@ impl Serialize for AuthMethod {
         }
     }
 }
+
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
@@ -1194,8 +1435,10 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodAgent {
     /// A `AuthMethodAgent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -1204,46 +1447,71 @@ impl AuthMethodAgent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for auth method values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
+
 impl From<String> for AuthMethodId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AuthMethodId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AuthMethodId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AuthMethodId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Terminal-based authentication method.
 ///
 /// The client runs the configured agent program as a separate interactive
@@ -1285,8 +1553,10 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodTerminal {
     /// A `AuthMethodTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -1297,27 +1567,50 @@ impl AuthMethodTerminal {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `args`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `args`: Additional arguments to append to the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Additional environment variables to set on the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn env(mut self, value: impl Into<::acp_support::OrderedMap<String>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1342,6 +1635,7 @@ pub enum AuthState {
     /// future ACP variants.
     Other(String),
 }
+
 impl AuthState {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [AuthState] = &[
@@ -1350,10 +1644,12 @@ impl AuthState {
         AuthState::NotRequired,
         AuthState::Unknown,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [AuthState] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "authenticated" => Some(Self::Authenticated),
@@ -1364,11 +1660,13 @@ impl AuthState {
         }
     }
 }
+
 impl ::std::fmt::Display for AuthState {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl AuthState {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -1380,31 +1678,38 @@ impl AuthState {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for AuthState {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for AuthState {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for AuthState {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for AuthState {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1413,6 +1718,7 @@ impl Serialize for AuthState {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for AuthState {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1420,6 +1726,7 @@ impl<'de> Deserialize<'de> for AuthState {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1443,17 +1750,29 @@ pub struct AuthStatusCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusCapabilities {
     /// An empty `AuthStatusCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1480,17 +1799,29 @@ pub struct AuthStatusRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusRequest {
     /// An empty `AuthStatusRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1528,8 +1859,10 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusResponse {
     /// A `AuthStatusResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(state: impl Into<AuthState>) -> Self {
         Self {
             state: state.into(),
@@ -1537,17 +1870,29 @@ impl AuthStatusResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `accounts`.
+
+    /// Sets `accounts`: The accounts the agent has configured, for display.
+    #[must_use]
     pub fn accounts(mut self, value: impl Into<Vec<AuthAccount>>) -> Self {
         self.accounts = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1589,8 +1934,10 @@ pub struct AuthStatusUpdateNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusUpdateNotification {
     /// A `AuthStatusUpdateNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(state: impl Into<AuthState>) -> Self {
         Self {
             state: state.into(),
@@ -1598,17 +1945,29 @@ impl AuthStatusUpdateNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `accounts`.
+
+    /// Sets `accounts`: The accounts the agent has configured, for display.
+    #[must_use]
     pub fn accounts(mut self, value: impl Into<Vec<AuthAccount>>) -> Self {
         self.accounts = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
@@ -1632,20 +1991,32 @@ pub struct AuthenticateRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthenticateRequest {
     /// A `AuthenticateRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `authenticate` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1663,17 +2034,29 @@ pub struct AuthenticateResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthenticateResponse {
     /// An empty `AuthenticateResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Information about a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1702,8 +2085,10 @@ pub struct AvailableCommand {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommand {
     /// A `AvailableCommand` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -1712,17 +2097,36 @@ impl AvailableCommand {
             meta: Patch::Absent,
         }
     }
-    /// Sets `input`.
+
+    /// Sets `input`: Input for the command if required
+    #[must_use]
     pub fn input(mut self, value: impl Into<AvailableCommandInput>) -> Self {
         self.input = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `input` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_input(mut self) -> Self {
+        self.input = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -1730,6 +2134,7 @@ pub enum AvailableCommandInput {
     /// All text that was typed after the command name is provided as input.
     Unstructured(UnstructuredCommandInput),
 }
+
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1753,20 +2158,32 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommandsUpdate {
     /// A `AvailableCommandsUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1796,8 +2213,10 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             blob: blob.into(),
@@ -1806,17 +2225,36 @@ impl BlobResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
@@ -1836,17 +2274,29 @@ pub struct BooleanConfigOptionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanConfigOptionCapabilities {
     /// An empty `BooleanConfigOptionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1893,8 +2343,10 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanPropertySchema {
     /// An empty `BooleanPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -1903,27 +2355,64 @@ impl BooleanPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<bool>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
@@ -1946,20 +2435,32 @@ pub struct CancelNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelNotification {
     /// A `CancelNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
@@ -1982,20 +2483,32 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelRequestNotification {
     /// A `CancelRequestNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
@@ -2093,8 +2606,10 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientCapabilities {
     /// An empty `ClientCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             fs: None,
@@ -2107,47 +2622,99 @@ impl ClientCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `fs`.
+
+    /// Sets `fs`: File system capabilities supported by the client.
+    #[must_use]
     pub fn fs(mut self, value: impl Into<FileSystemCapabilities>) -> Self {
         self.fs = Some(value.into());
         self
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the Client support all `terminal/*` methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<bool>) -> Self {
         self.terminal = Some(value.into());
         self
     }
-    /// Sets `session`.
+
+    /// Sets `session`: Session-related capabilities supported by the client.
+    #[must_use]
     pub fn session(mut self, value: impl Into<ClientSessionCapabilities>) -> Self {
         self.session = Patch::Value(value.into());
         self
     }
-    /// Sets `subagents`.
+
+    /// Sets `session` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_session(mut self) -> Self {
+        self.session = Patch::Null;
+        self
+    }
+
+    /// Sets `subagents`: **UNSTABLE**
+    #[must_use]
     pub fn subagents(mut self, value: impl Into<SubagentCapabilities>) -> Self {
         self.subagents = Patch::Value(value.into());
         self
     }
-    /// Sets `plan`.
+
+    /// Sets `subagents` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_subagents(mut self) -> Self {
+        self.subagents = Patch::Null;
+        self
+    }
+
+    /// Sets `plan`: **UNSTABLE**
+    #[must_use]
     pub fn plan(mut self, value: impl Into<PlanCapabilities>) -> Self {
         self.plan = Patch::Value(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `plan` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_plan(mut self) -> Self {
+        self.plan = Patch::Null;
+        self
+    }
+
+    /// Sets `auth`: Authentication capabilities supported by the client.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AuthCapabilities>) -> Self {
         self.auth = Some(value.into());
         self
     }
-    /// Sets `elicitation`.
+
+    /// Sets `elicitation`: Elicitation capabilities supported by the client.
+    #[must_use]
     pub fn elicitation(mut self, value: impl Into<ElicitationCapabilities>) -> Self {
         self.elicitation = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `elicitation` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_elicitation(mut self) -> Self {
+        self.elicitation = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2178,6 +2745,7 @@ pub enum ClientNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl ClientNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2187,6 +2755,7 @@ impl ClientNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -2216,6 +2785,7 @@ impl ClientNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientNotification {
     fn route(
         method: &str,
@@ -2223,10 +2793,12 @@ impl ::acp_support::method::Routed for ClientNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientNotification::method(self)
     }
 }
+
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2240,6 +2812,7 @@ impl Serialize for ClientNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2433,6 +3006,7 @@ pub enum ClientRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl ClientRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2461,6 +3035,7 @@ impl ClientRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -2564,6 +3139,7 @@ impl ClientRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientRequest {
     fn route(
         method: &str,
@@ -2571,10 +3147,12 @@ impl ::acp_support::method::Routed for ClientRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientRequest::method(self)
     }
 }
+
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2607,6 +3185,7 @@ impl Serialize for ClientRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2634,6 +3213,7 @@ pub enum ClientResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2651,6 +3231,7 @@ impl ClientResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -2713,6 +3294,7 @@ impl ClientResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientResponse {
     fn route(
         method: &str,
@@ -2721,10 +3303,12 @@ impl ::acp_support::method::Routed for ClientResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ClientResponse::method(self)
     }
 }
+
 impl Serialize for ClientResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2746,6 +3330,7 @@ impl Serialize for ClientResponse {
         }
     }
 }
+
 /// Session-related capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2792,8 +3377,10 @@ pub struct ClientSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientSessionCapabilities {
     /// An empty `ClientSessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             compaction: Patch::Absent,
@@ -2802,12 +3389,23 @@ impl ClientSessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `compaction`.
+
+    /// Sets `compaction`: Support for ID-addressed context compaction updates.
+    #[must_use]
     pub fn compaction(mut self, value: impl Into<CompactionCapabilities>) -> Self {
         self.compaction = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `compaction` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_compaction(mut self) -> Self {
+        self.compaction = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Config option capabilities supported by the client.
+    #[must_use]
     pub fn config_options(
         mut self,
         value: impl Into<SessionConfigOptionsCapabilities>,
@@ -2815,17 +3413,43 @@ impl ClientSessionCapabilities {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `notices`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `notices`: Support for live user-facing `notice` session updates.
+    #[must_use]
     pub fn notices(mut self, value: impl Into<NoticeCapabilities>) -> Self {
         self.notices = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `notices` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_notices(mut self) -> Self {
+        self.notices = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for closing an active session.
 ///
 /// If supported, the agent **must** cancel any ongoing work related to the session
@@ -2852,20 +3476,32 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionRequest {
     /// A `CloseSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2883,55 +3519,75 @@ pub struct CloseSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionResponse {
     /// An empty `CloseSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client support for ID-addressed context compaction updates.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionCapabilities(pub JsonObject);
+
 impl From<JsonObject> for CompactionCapabilities {
     fn from(value: JsonObject) -> Self {
         Self(value)
     }
 }
+
 /// Unique identifier for a context compaction within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
+
 impl From<String> for CompactionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl CompactionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for CompactionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for CompactionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -2950,6 +3606,7 @@ pub enum CompactionStatus {
     /// extensions. Other unknown values are reserved for future ACP statuses.
     Other(String),
 }
+
 impl CompactionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [CompactionStatus] = &[
@@ -2958,10 +3615,12 @@ impl CompactionStatus {
         CompactionStatus::Failed,
         CompactionStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [CompactionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "in_progress" => Some(Self::InProgress),
@@ -2972,11 +3631,13 @@ impl CompactionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for CompactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl CompactionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -2988,31 +3649,38 @@ impl CompactionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for CompactionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for CompactionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for CompactionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for CompactionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3021,6 +3689,7 @@ impl Serialize for CompactionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for CompactionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3028,6 +3697,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 /// Agents MUST only send this update when the Client advertised
@@ -3049,8 +3719,10 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionSummaryChunk {
     /// A `CompactionSummaryChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         content: impl Into<ContentBlock>,
@@ -3061,12 +3733,22 @@ impl CompactionSummaryChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata scoped to this chunk.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 /// Agents MUST only send this update when the Client advertised
@@ -3106,8 +3788,10 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionUpdate {
     /// A `CompactionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         status: impl Into<CompactionStatus>,
@@ -3120,22 +3804,50 @@ impl CompactionUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `summary`.
+
+    /// Sets `summary`: Complete replacement user-displayable summary content for the compaction.
+    #[must_use]
     pub fn summary(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.summary = Patch::Value(value.into());
         self
     }
-    /// Sets `error`.
+
+    /// Sets `summary` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_summary(mut self) -> Self {
+        self.summary = Patch::Null;
+        self
+    }
+
+    /// Sets `error`: Human-readable error details for the compaction.
+    #[must_use]
     pub fn error(mut self, value: impl Into<String>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: Extensible metadata patch for this compaction.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3158,20 +3870,32 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompleteElicitationNotification {
     /// A `CompleteElicitationNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3195,20 +3919,32 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ConfigOptionUpdate {
     /// A `ConfigOptionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3228,20 +3964,67 @@ pub struct Content {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Content {
     /// A `Content` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<TextContent> for ContentBlock {
+    /// The `text` member.
+    fn from(body: TextContent) -> Self {
+        Self::Text(body)
+    }
+}
+
+impl From<ImageContent> for ContentBlock {
+    /// The `image` member.
+    fn from(body: ImageContent) -> Self {
+        Self::Image(body)
+    }
+}
+
+impl From<AudioContent> for ContentBlock {
+    /// The `audio` member.
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(body)
+    }
+}
+
+impl From<ResourceLink> for ContentBlock {
+    /// The `resource_link` member.
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(body)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    /// The `resource` member.
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(body)
+    }
+}
+
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
 /// Content blocks appear in:
@@ -3279,6 +4062,7 @@ pub enum ContentBlock {
     /// Requires the `embeddedContext` prompt capability when included in prompts.
     Resource(EmbeddedResource),
 }
+
 impl ContentBlock {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3291,9 +4075,12 @@ impl ContentBlock {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ContentBlock {
     const NAME: &'static str = "ContentBlock";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
         "image",
@@ -3301,6 +4088,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         "resource_link",
         "resource",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3315,6 +4103,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3322,6 +4111,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ContentBlock {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3351,6 +4141,7 @@ impl Serialize for ContentBlock {
         }
     }
 }
+
 /// A streamed item of content
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3381,8 +4172,10 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ContentChunk {
     /// A `ContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
@@ -3390,17 +4183,36 @@ impl ContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `messageId`.
+
+    /// Sets `messageId`: A unique identifier for the message this chunk belongs to.
+    #[must_use]
     pub fn message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `messageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_message_id(mut self) -> Self {
+        self.message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3423,8 +4235,10 @@ pub struct Cost {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Cost {
     /// A `Cost` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
         Self {
             amount: amount.into(),
@@ -3432,12 +4246,22 @@ impl Cost {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request from the agent to elicit structured user input.
 ///
 /// The agent sends this to the client to request information from the user,
@@ -3466,8 +4290,10 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
 }
+
 impl CreateElicitationRequest {
     /// A `CreateElicitationRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message: impl Into<String>,
         mode: impl Into<CreateElicitationRequestMode>,
@@ -3478,12 +4304,36 @@ impl CreateElicitationRequest {
             mode: mode.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    /// The `form` member.
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(body)
+    }
+}
+
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    /// The `url` member.
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(body)
+    }
+}
+
 /// The `mode` variants of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3503,6 +4353,7 @@ pub enum CreateElicitationRequestMode {
     /// They MUST NOT render it as a known elicitation mode.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationRequestMode {
     /// The `mode` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3513,10 +4364,14 @@ impl CreateElicitationRequestMode {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
     const NAME: &'static str = "CreateElicitationRequestMode";
+
     const TAG: &'static str = "mode";
+
     const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3527,10 +4382,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3538,6 +4395,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3557,6 +4415,7 @@ impl Serialize for CreateElicitationRequestMode {
         }
     }
 }
+
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3579,20 +4438,39 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
 }
+
 impl CreateElicitationResponse {
     /// A `CreateElicitationResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(action: impl Into<CreateElicitationResponseAction>) -> Self {
         Self {
             meta: Patch::Absent,
             action: action.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    /// The `accept` member.
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
+    }
+}
+
 /// The `action` variants of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3614,6 +4492,7 @@ pub enum CreateElicitationResponseAction {
     /// responses. They MUST NOT treat it as a known elicitation action.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationResponseAction {
     /// The `action` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3625,10 +4504,14 @@ impl CreateElicitationResponseAction {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
     const NAME: &'static str = "CreateElicitationResponseAction";
+
     const TAG: &'static str = "action";
+
     const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3640,10 +4523,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3651,6 +4536,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3663,6 +4549,7 @@ impl Serialize for CreateElicitationResponseAction {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "action")]
@@ -3676,6 +4563,7 @@ impl Serialize for CreateElicitationResponseAction {
         }
     }
 }
+
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3721,8 +4609,10 @@ pub struct CreateTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CreateTerminalRequest {
     /// A `CreateTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, command: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -3734,32 +4624,64 @@ impl CreateTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `args`.
+
+    /// Sets `args`: Array of command arguments.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Environment variables for the command.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Working directory for the command.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<String>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `outputByteLimit`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `outputByteLimit`: Maximum number of output bytes to retain.
+    #[must_use]
     pub fn output_byte_limit(mut self, value: impl Into<u64>) -> Self {
         self.output_byte_limit = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `outputByteLimit` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_output_byte_limit(mut self) -> Self {
+        self.output_byte_limit = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the ID of the created terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3780,20 +4702,32 @@ pub struct CreateTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CreateTerminalResponse {
     /// A `CreateTerminalResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
@@ -3816,20 +4750,32 @@ pub struct CurrentModeUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CurrentModeUpdate {
     /// A `CurrentModeUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_mode_id: impl Into<SessionModeId>) -> Self {
         Self {
             current_mode_id: current_mode_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
@@ -3852,20 +4798,32 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionRequest {
     /// A `DeleteSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3883,17 +4841,29 @@ pub struct DeleteSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionResponse {
     /// An empty `DeleteSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A diff representing file modifications.
 ///
 /// Shows changes to files in a format suitable for display in the client UI.
@@ -3928,8 +4898,10 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Diff {
     /// A `Diff` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<String>, new_text: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -3938,17 +4910,36 @@ impl Diff {
             meta: Patch::Absent,
         }
     }
-    /// Sets `oldText`.
+
+    /// Sets `oldText`: The original content (omitted or `null` for new files).
+    #[must_use]
     pub fn old_text(mut self, value: impl Into<String>) -> Self {
         self.old_text = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oldText` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_old_text(mut self) -> Self {
+        self.old_text = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3973,20 +4964,32 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DisableProviderRequest {
     /// A `DisableProviderRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(provider_id: impl Into<ProviderId>) -> Self {
         Self {
             provider_id: provider_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4008,17 +5011,29 @@ pub struct DisableProviderResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DisableProviderResponse {
     /// An empty `DisableProviderResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4027,12 +5042,16 @@ pub struct ElicitationAcceptAction {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
+
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { content: Patch::Absent }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: The user-provided content, if any, as an object matching the requested schema.
+    #[must_use]
     pub fn content(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
@@ -4040,7 +5059,15 @@ impl ElicitationAcceptAction {
         self.content = Patch::Value(value.into());
         self
     }
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
 }
+
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4080,8 +5107,10 @@ pub struct ElicitationCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationCapabilities {
     /// An empty `ElicitationCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             form: Patch::Absent,
@@ -4089,22 +5118,50 @@ impl ElicitationCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `form`.
+
+    /// Sets `form`: Whether the client supports form-based elicitation.
+    #[must_use]
     pub fn form(mut self, value: impl Into<ElicitationFormCapabilities>) -> Self {
         self.form = Patch::Value(value.into());
         self
     }
-    /// Sets `url`.
+
+    /// Sets `form` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_form(mut self) -> Self {
+        self.form = Patch::Null;
+        self
+    }
+
+    /// Sets `url`: Whether the client supports URL-based elicitation.
+    #[must_use]
     pub fn url(mut self, value: impl Into<ElicitationUrlCapabilities>) -> Self {
         self.url = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `url` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_url(mut self) -> Self {
+        self.url = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4120,6 +5177,7 @@ pub enum ElicitationContentValue {
     /// String array value accepted in elicitation response content.
     StringArray(Vec<String>),
 }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
@@ -4141,17 +5199,29 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationFormCapabilities {
     /// An empty `ElicitationFormCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4163,8 +5233,10 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
 }
+
 impl ElicitationFormMode {
     /// A `ElicitationFormMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested_schema: impl Into<ElicitationSchema>,
         scope: impl Into<ElicitationFormModeScope>,
@@ -4175,6 +5247,7 @@ impl ElicitationFormMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationFormMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4185,35 +5258,77 @@ pub enum ElicitationFormModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// Unique identifier for an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
+
 impl From<String> for ElicitationId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ElicitationId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ElicitationId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ElicitationId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    /// The `string` member.
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(body)
+    }
+}
+
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    /// The `number` member.
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(body)
+    }
+}
+
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    /// The `integer` member.
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(body)
+    }
+}
+
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    /// The `boolean` member.
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(body)
+    }
+}
+
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    /// The `array` member.
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(body)
+    }
+}
+
 /// Property schema for elicitation form fields.
 ///
 /// Each variant corresponds to a JSON Schema `"type"` value.
@@ -4243,6 +5358,7 @@ pub enum ElicitationPropertySchema {
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(UnknownVariant),
 }
+
 impl ElicitationPropertySchema {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4256,9 +5372,12 @@ impl ElicitationPropertySchema {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
     const NAME: &'static str = "ElicitationPropertySchema";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "string",
         "number",
@@ -4266,6 +5385,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4279,10 +5399,12 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4290,6 +5412,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4312,6 +5435,7 @@ impl Serialize for ElicitationPropertySchema {
         }
     }
 }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -4321,14 +5445,17 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+
 impl ElicitationRequestScope {
     /// A `ElicitationRequestScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
         }
     }
 }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -4389,8 +5516,10 @@ pub struct ElicitationSchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationSchema {
     /// An empty `ElicitationSchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             type_: None,
@@ -4401,17 +5530,30 @@ impl ElicitationSchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `type`.
+
+    /// Sets `type`: Type discriminator.
+    #[must_use]
     pub fn type_(mut self, value: impl Into<ElicitationSchemaType>) -> Self {
         self.type_ = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the schema.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `properties`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `properties`: Property definitions (must be primitive types).
+    #[must_use]
     pub fn properties(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
@@ -4419,22 +5561,50 @@ impl ElicitationSchema {
         self.properties = Some(value.into());
         self
     }
-    /// Sets `required`.
+
+    /// Sets `required`: List of required property names.
+    #[must_use]
     pub fn required(mut self, value: impl Into<Vec<String>>) -> Self {
         self.required = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `required` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_required(mut self) -> Self {
+        self.required = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional description of what this schema represents.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
@@ -4442,13 +5612,16 @@ pub enum ElicitationSchemaType {
     #[serde(rename = "object")]
     Object,
 }
+
 impl ElicitationSchemaType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ElicitationSchemaType] = &[ElicitationSchemaType::Object];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ElicitationSchemaType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
@@ -4456,11 +5629,13 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::fmt::Display for ElicitationSchemaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ElicitationSchemaType {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -4469,8 +5644,10 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::str::FromStr for ElicitationSchemaType {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -4479,6 +5656,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
             ))
     }
 }
+
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
@@ -4502,20 +5680,32 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+
 impl ElicitationSessionScope {
     /// A `ElicitationSessionScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: Optional tool call within the session.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -4537,17 +5727,29 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationUrlCapabilities {
     /// An empty `ElicitationUrlCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4561,8 +5763,10 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
 }
+
 impl ElicitationUrlMode {
     /// A `ElicitationUrlMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         elicitation_id: impl Into<ElicitationId>,
         url: impl Into<String>,
@@ -4575,6 +5779,7 @@ impl ElicitationUrlMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4585,6 +5790,7 @@ pub enum ElicitationUrlModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4611,8 +5817,10 @@ pub struct EmbeddedResource {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EmbeddedResource {
     /// A `EmbeddedResource` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -4620,17 +5828,36 @@ impl EmbeddedResource {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4640,6 +5867,7 @@ pub enum EmbeddedResourceResource {
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
 }
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4673,8 +5901,10 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnumOption {
     /// A `EnumOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(const_: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
             const_: const_.into(),
@@ -4683,17 +5913,36 @@ impl EnumOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An environment variable to set when launching an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4715,8 +5964,10 @@ pub struct EnvVariable {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnvVariable {
     /// A `EnvVariable` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -4724,12 +5975,22 @@ impl EnvVariable {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON-RPC error object.
 ///
 /// Represents an error that occurred during method execution, following the
@@ -4754,8 +6015,10 @@ pub struct Error {
     )]
     pub data: Option<::serde_json::Value>,
 }
+
 impl Error {
     /// A `Error` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -4763,12 +6026,15 @@ impl Error {
             data: None,
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional primitive or structured value that contains additional information about the error.
+    #[must_use]
     pub fn data(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.data = Some(value.into());
         self
     }
 }
+
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -4798,6 +6064,7 @@ pub enum ErrorCode {
     /// Other undefined error code.
     Other(i32),
 }
+
 impl ErrorCode {
     /// The codes this build knows, in schema order.
     pub const KNOWN: &'static [ErrorCode] = &[
@@ -4810,10 +6077,12 @@ impl ErrorCode {
         ErrorCode::AuthenticationRequired,
         ErrorCode::ResourceNotFound,
     ];
+
     /// The codes this build knows, in schema order.
     pub fn known() -> &'static [ErrorCode] {
         Self::KNOWN
     }
+
     /// The numeric code.
     pub fn code(&self) -> i32 {
         match self {
@@ -4828,11 +6097,13 @@ impl ErrorCode {
             Self::Other(code) => *code,
         }
     }
+
     /// `true` unless this is a code this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
 }
+
 impl From<i32> for ErrorCode {
     fn from(code: i32) -> Self {
         match code {
@@ -4848,6 +6119,7 @@ impl From<i32> for ErrorCode {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4855,11 +6127,13 @@ impl<'de> Deserialize<'de> for ErrorCode {
         i32::deserialize(deserializer).map(Self::from)
     }
 }
+
 impl ::std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         write!(f, "{}", self.code())
     }
 }
+
 impl Serialize for ErrorCode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4868,6 +6142,7 @@ impl Serialize for ErrorCode {
         self.code().serialize(serializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4887,17 +6162,29 @@ pub struct ErrorStopReason {
     )]
     pub error: Patch<Error>,
 }
+
 impl ErrorStopReason {
     /// An empty `ErrorStopReason`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { error: Patch::Absent }
     }
-    /// Sets `error`.
+
+    /// Sets `error`: The failure, as a JSON-RPC error object.
+    #[must_use]
     pub fn error(mut self, value: impl Into<Error>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
 }
+
 /// Allows either side to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -4906,11 +6193,13 @@ impl ErrorStopReason {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtNotification {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4919,11 +6208,13 @@ impl From<::serde_json::Value> for ExtNotification {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtRequest {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4932,11 +6223,13 @@ impl From<::serde_json::Value> for ExtRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
@@ -4972,8 +6265,10 @@ pub struct FileSystemCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl FileSystemCapabilities {
     /// An empty `FileSystemCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             read_text_file: None,
@@ -4981,22 +6276,36 @@ impl FileSystemCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `readTextFile`.
+
+    /// Sets `readTextFile`: Whether the Client supports `fs/read_text_file` requests.
+    #[must_use]
     pub fn read_text_file(mut self, value: impl Into<bool>) -> Self {
         self.read_text_file = Some(value.into());
         self
     }
-    /// Sets `writeTextFile`.
+
+    /// Sets `writeTextFile`: Whether the Client supports `fs/write_text_file` requests.
+    #[must_use]
     pub fn write_text_file(mut self, value: impl Into<bool>) -> Self {
         self.write_text_file = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5055,8 +6364,10 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ForkSessionRequest {
     /// A `ForkSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -5067,27 +6378,50 @@ impl ForkSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5129,8 +6463,10 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ForkSessionResponse {
     /// A `ForkSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -5139,22 +6475,50 @@ impl ForkSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5176,8 +6540,10 @@ pub struct HttpHeader {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl HttpHeader {
     /// A `HttpHeader` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5185,12 +6551,22 @@ impl HttpHeader {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The child is ready to process another prompt.
 ///
 /// An omitted, `null`, or malformed `stopReason` means not reported.
@@ -5220,8 +6596,10 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
 }
+
 impl IdleStateUpdate {
     /// A `IdleStateUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(stop_reason: impl Into<IdleStateUpdateStopReason>) -> Self {
         Self {
             usage: Patch::Absent,
@@ -5229,17 +6607,43 @@ impl IdleStateUpdate {
             stop_reason: stop_reason.into(),
         }
     }
-    /// Sets `usage`.
+
+    /// Sets `usage`: **UNSTABLE** Token usage for completed foreground work.
+    #[must_use]
     pub fn usage(mut self, value: impl Into<Usage>) -> Self {
         self.usage = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `usage` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_usage(mut self) -> Self {
+        self.usage = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP for additional metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    /// The `error` member.
+    fn from(body: ErrorStopReason) -> Self {
+        Self::Error(body)
+    }
+}
+
 /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 ///
 /// Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
@@ -5269,6 +6673,7 @@ pub enum IdleStateUpdateStopReason {
     /// No stop reason: `stopReason` is omitted or `null`.
     None,
 }
+
 impl IdleStateUpdateStopReason {
     /// The `stopReason` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -5284,9 +6689,12 @@ impl IdleStateUpdateStopReason {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
     const NAME: &'static str = "IdleStateUpdateStopReason";
+
     const TAG: &'static str = "stopReason";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "end_turn",
         "max_tokens",
@@ -5295,6 +6703,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -5315,13 +6724,16 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn none() -> Option<Self> {
         Some(Self::None)
     }
 }
+
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5329,6 +6741,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5341,6 +6754,7 @@ impl Serialize for IdleStateUpdateStopReason {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "stopReason")]
@@ -5366,6 +6780,7 @@ impl Serialize for IdleStateUpdateStopReason {
         }
     }
 }
+
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5402,8 +6817,10 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ImageContent {
     /// A `ImageContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -5413,22 +6830,50 @@ impl ImageContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `uri`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `uri`: URI associated with this resource or media payload.
+    #[must_use]
     pub fn uri(mut self, value: impl Into<String>) -> Self {
         self.uri = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `uri` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_uri(mut self) -> Self {
+        self.uri = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -5464,8 +6909,10 @@ pub struct Implementation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Implementation {
     /// A `Implementation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5474,17 +6921,36 @@ impl Implementation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5503,11 +6969,13 @@ impl Implementation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
+
 impl From<InitializeRequest> for InitializeProxyRequest {
     fn from(value: InitializeRequest) -> Self {
         Self(value)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5520,11 +6988,13 @@ impl From<InitializeRequest> for InitializeProxyRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
+
 impl From<InitializeResponse> for InitializeProxyResponse {
     fn from(value: InitializeResponse) -> Self {
         Self(value)
     }
 }
+
 /// Request parameters for the initialize method.
 ///
 /// Sent by the client to establish connection and negotiate capabilities.
@@ -5567,8 +7037,10 @@ pub struct InitializeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeRequest {
     /// A `InitializeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
         Self {
             protocol_version: protocol_version.into(),
@@ -5577,22 +7049,43 @@ impl InitializeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `clientCapabilities`.
+
+    /// Sets `clientCapabilities`: Capabilities supported by the client.
+    #[must_use]
     pub fn client_capabilities(mut self, value: impl Into<ClientCapabilities>) -> Self {
         self.client_capabilities = Some(value.into());
         self
     }
-    /// Sets `clientInfo`.
+
+    /// Sets `clientInfo`: Information about the Client name and version sent to the Agent.
+    #[must_use]
     pub fn client_info(mut self, value: impl Into<Implementation>) -> Self {
         self.client_info = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `clientInfo` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_client_info(mut self) -> Self {
+        self.client_info = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `initialize` method.
 ///
 /// Contains the negotiated protocol version and agent capabilities.
@@ -5646,8 +7139,10 @@ pub struct InitializeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeResponse {
     /// A `InitializeResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(protocol_version: impl Into<ProtocolVersion>) -> Self {
         Self {
             protocol_version: protocol_version.into(),
@@ -5657,27 +7152,50 @@ impl InitializeResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `agentCapabilities`.
+
+    /// Sets `agentCapabilities`: Capabilities supported by the agent.
+    #[must_use]
     pub fn agent_capabilities(mut self, value: impl Into<AgentCapabilities>) -> Self {
         self.agent_capabilities = Some(value.into());
         self
     }
-    /// Sets `authMethods`.
+
+    /// Sets `authMethods`: Authentication methods supported by the agent.
+    #[must_use]
     pub fn auth_methods(mut self, value: impl Into<Vec<AuthMethod>>) -> Self {
         self.auth_methods = Some(value.into());
         self
     }
-    /// Sets `agentInfo`.
+
+    /// Sets `agentInfo`: Information about the Agent name and version sent to the Client.
+    #[must_use]
     pub fn agent_info(mut self, value: impl Into<Implementation>) -> Self {
         self.agent_info = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `agentInfo` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_agent_info(mut self) -> Self {
+        self.agent_info = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5734,8 +7252,10 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl IntegerPropertySchema {
     /// An empty `IntegerPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -5746,37 +7266,92 @@ impl IntegerPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<i64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<i64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<i64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to kill a terminal without releasing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5800,8 +7375,10 @@ pub struct KillTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl KillTerminalRequest {
     /// A `KillTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -5812,12 +7389,22 @@ impl KillTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `terminal/kill` method
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5835,17 +7422,29 @@ pub struct KillTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl KillTerminalResponse {
     /// An empty `KillTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5867,17 +7466,29 @@ pub struct ListProvidersRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListProvidersRequest {
     /// An empty `ListProvidersRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5901,20 +7512,32 @@ pub struct ListProvidersResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListProvidersResponse {
     /// A `ListProvidersResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(providers: impl Into<Vec<ProviderInfo>>) -> Self {
         Self {
             providers: providers.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
@@ -5951,8 +7574,10 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsRequest {
     /// An empty `ListSessionsRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cwd: Patch::Absent,
@@ -5961,27 +7586,64 @@ impl ListSessionsRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Filter sessions by working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<String>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `cursor`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `cursor`: Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
+    #[must_use]
     pub fn cursor(mut self, value: impl Into<String>) -> Self {
         self.cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `archived`.
+
+    /// Sets `cursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cursor(mut self) -> Self {
+        self.cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `archived`: **UNSTABLE**
+    #[must_use]
     pub fn archived(mut self, value: impl Into<SessionArchiveFilter>) -> Self {
         self.archived = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `archived` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archived(mut self) -> Self {
+        self.archived = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6011,8 +7673,10 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsResponse {
     /// A `ListSessionsResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
         Self {
             sessions: sessions.into(),
@@ -6020,17 +7684,36 @@ impl ListSessionsResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `nextCursor`.
+
+    /// Sets `nextCursor`: Opaque cursor token.
+    #[must_use]
     pub fn next_cursor(mut self, value: impl Into<String>) -> Self {
         self.next_cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `nextCursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_next_cursor(mut self) -> Self {
+        self.next_cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6057,6 +7740,7 @@ pub enum LlmProtocol {
     /// Unknown or custom protocol.
     Other(String),
 }
+
 impl LlmProtocol {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [LlmProtocol] = &[
@@ -6066,10 +7750,12 @@ impl LlmProtocol {
         LlmProtocol::Vertex,
         LlmProtocol::Bedrock,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [LlmProtocol] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "anthropic" => Some(Self::Anthropic),
@@ -6081,11 +7767,13 @@ impl LlmProtocol {
         }
     }
 }
+
 impl ::std::fmt::Display for LlmProtocol {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl LlmProtocol {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6098,31 +7786,38 @@ impl LlmProtocol {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for LlmProtocol {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for LlmProtocol {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for LlmProtocol {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for LlmProtocol {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6131,6 +7826,7 @@ impl Serialize for LlmProtocol {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for LlmProtocol {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6138,6 +7834,7 @@ impl<'de> Deserialize<'de> for LlmProtocol {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Request parameters for loading an existing session.
 ///
 /// Only available if the Agent supports the `loadSession` capability.
@@ -6195,8 +7892,10 @@ pub struct LoadSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoadSessionRequest {
     /// A `LoadSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         mcp_servers: impl Into<Vec<McpServer>>,
         cwd: impl Into<String>,
@@ -6211,22 +7910,43 @@ impl LoadSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from loading an existing session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6261,8 +7981,10 @@ pub struct LoadSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoadSessionResponse {
     /// An empty `LoadSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             modes: Patch::Absent,
@@ -6270,22 +7992,50 @@ impl LoadSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
@@ -6305,17 +8055,29 @@ pub struct LogoutCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutCapabilities {
     /// An empty `LogoutCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
@@ -6335,17 +8097,29 @@ pub struct LogoutRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutRequest {
     /// An empty `LogoutRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `logout` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6363,17 +8137,29 @@ pub struct LogoutResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutResponse {
     /// An empty `LogoutResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// MCP capabilities supported by the agent
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6416,8 +8202,10 @@ pub struct McpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpCapabilities {
     /// An empty `McpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             http: None,
@@ -6426,27 +8214,43 @@ impl McpCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `http`.
+
+    /// Sets `http`: Agent supports `http` MCP servers.
+    #[must_use]
     pub fn http(mut self, value: impl Into<bool>) -> Self {
         self.http = Some(value.into());
         self
     }
-    /// Sets `sse`.
+
+    /// Sets `sse`: Agent supports `sse` MCP servers.
+    #[must_use]
     pub fn sse(mut self, value: impl Into<bool>) -> Self {
         self.sse = Some(value.into());
         self
     }
-    /// Sets `acp`.
+
+    /// Sets `acp`: **UNSTABLE**
+    #[must_use]
     pub fn acp(mut self, value: impl Into<bool>) -> Self {
         self.acp = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// An inner MCP error, distinct from an outer ACP binding or runtime error.
@@ -6471,8 +8275,10 @@ pub struct McpError {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
 impl McpError {
     /// A `McpError` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<i32>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -6481,12 +8287,15 @@ impl McpError {
             extra: JsonObject::new(),
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional error data.
+    #[must_use]
     pub fn data(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.data = Some(value.into());
         self
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6498,31 +8307,58 @@ impl McpError {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
+
 impl From<String> for McpRequestId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl McpRequestId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for McpRequestId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for McpRequestId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<McpServerHttp> for McpServer {
+    /// The `http` member.
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(body)
+    }
+}
+
+impl From<McpServerSse> for McpServer {
+    /// The `sse` member.
+    fn from(body: McpServerSse) -> Self {
+        Self::Sse(body)
+    }
+}
+
+impl From<McpServerAcp> for McpServer {
+    /// The `acp` member.
+    fn from(body: McpServerAcp) -> Self {
+        Self::Acp(body)
+    }
+}
+
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
 /// MCP servers provide tools and context that the agent can use when
@@ -6553,6 +8389,7 @@ pub enum McpServer {
     /// All Agents MUST support this transport.
     Stdio(McpServerStdio),
 }
+
 impl McpServer {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -6564,10 +8401,14 @@ impl McpServer {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for McpServer {
     const NAME: &'static str = "McpServer";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["http", "sse", "acp"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -6579,12 +8420,14 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(McpServerStdio::deserialize(body).map(Self::Stdio))
     }
 }
+
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6592,6 +8435,7 @@ impl<'de> Deserialize<'de> for McpServer {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for McpServer {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6612,6 +8456,7 @@ impl Serialize for McpServer {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6644,8 +8489,10 @@ pub struct McpServerAcp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerAcp {
     /// A `McpServerAcp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, server_id: impl Into<McpServerAcpId>) -> Self {
         Self {
             name: name.into(),
@@ -6653,12 +8500,22 @@ impl McpServerAcp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6670,31 +8527,37 @@ impl McpServerAcp {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
+
 impl From<String> for McpServerAcpId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl McpServerAcpId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for McpServerAcpId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for McpServerAcpId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6719,8 +8582,10 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerHttp {
     /// A `McpServerHttp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         url: impl Into<String>,
@@ -6733,12 +8598,22 @@ impl McpServerHttp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// SSE transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6763,8 +8638,10 @@ pub struct McpServerSse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerSse {
     /// A `McpServerSse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         url: impl Into<String>,
@@ -6777,12 +8654,22 @@ impl McpServerSse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6810,8 +8697,10 @@ pub struct McpServerStdio {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerStdio {
     /// A `McpServerStdio` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         name: impl Into<String>,
         command: impl Into<String>,
@@ -6826,41 +8715,57 @@ impl McpServerStdio {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a message within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
+
 impl From<String> for MessageId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MessageId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MessageId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MessageId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6898,8 +8803,10 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpNotification {
     /// A `MessageMcpNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         server_id: impl Into<McpServerAcpId>,
         request_id: impl Into<McpRequestId>,
@@ -6913,17 +8820,36 @@ impl MessageMcpNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Optional inner MCP params.
+    #[must_use]
     pub fn params(mut self, value: impl Into<JsonObject>) -> Self {
         self.params = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `params` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_params(mut self) -> Self {
+        self.params = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6958,8 +8884,10 @@ pub struct MessageMcpRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpRequest {
     /// A `MessageMcpRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         server_id: impl Into<McpServerAcpId>,
         request_id: impl Into<McpRequestId>,
@@ -6973,17 +8901,36 @@ impl MessageMcpRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Optional inner MCP params.
+    #[must_use]
     pub fn params(mut self, value: impl Into<JsonObject>) -> Self {
         self.params = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `params` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_params(mut self) -> Self {
+        self.params = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// The successful outer ACP `mcp/message` response carries exactly one
@@ -7002,6 +8949,7 @@ pub enum MessageMcpResponse {
     /// A structured inner MCP error.
     Error(MessageMcpResponseError),
 }
+
 /// A structured inner MCP error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7017,20 +8965,32 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpResponseError {
     /// A `MessageMcpResponseError` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(error: impl Into<McpError>) -> Self {
         Self {
             error: error.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Optional ACP carrier metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An opaque inner MCP result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7046,20 +9006,39 @@ pub struct MessageMcpResponseResult {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpResponseResult {
     /// A `MessageMcpResponseResult` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(result: impl Into<::serde_json::Value>) -> Self {
         Self {
             result: result.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Optional ACP carrier metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    /// The `string` member.
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -7073,6 +9052,7 @@ pub enum MultiSelectItems {
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
     Titled(TitledMultiSelectItems),
 }
+
 impl MultiSelectItems {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7083,10 +9063,14 @@ impl MultiSelectItems {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for MultiSelectItems {
     const NAME: &'static str = "MultiSelectItems";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["string"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7096,15 +9080,18 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(TitledMultiSelectItems::deserialize(body).map(Self::Titled))
     }
 }
+
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7112,6 +9099,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for MultiSelectItems {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7131,6 +9119,7 @@ impl Serialize for MultiSelectItems {
         }
     }
 }
+
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7189,8 +9178,10 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MultiSelectPropertySchema {
     /// A `MultiSelectPropertySchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(items: impl Into<MultiSelectItems>) -> Self {
         Self {
             title: Patch::Absent,
@@ -7202,37 +9193,92 @@ impl MultiSelectPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minItems`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minItems`: Minimum number of items to select.
+    #[must_use]
     pub fn min_items(mut self, value: impl Into<u64>) -> Self {
         self.min_items = Patch::Value(value.into());
         self
     }
-    /// Sets `maxItems`.
+
+    /// Sets `minItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_items(mut self) -> Self {
+        self.min_items = Patch::Null;
+        self
+    }
+
+    /// Sets `maxItems`: Maximum number of items to select.
+    #[must_use]
     pub fn max_items(mut self, value: impl Into<u64>) -> Self {
         self.max_items = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maxItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_items(mut self) -> Self {
+        self.max_items = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default selected values.
+    #[must_use]
     pub fn default(mut self, value: impl Into<Vec<String>>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
@@ -7282,8 +9328,10 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionRequest {
     /// A `NewSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cwd: impl Into<String>, mcp_servers: impl Into<Vec<McpServer>>) -> Self {
         Self {
             cwd: cwd.into(),
@@ -7293,22 +9341,43 @@ impl NewSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
@@ -7350,8 +9419,10 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionResponse {
     /// A `NewSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -7360,22 +9431,50 @@ impl NewSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -7412,8 +9511,10 @@ pub struct Notice {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Notice {
     /// A `Notice` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
         Self {
             severity: severity.into(),
@@ -7422,26 +9523,47 @@ impl Notice {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional plain-text detail or guidance.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: Metadata scoped to this notice.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client support for presenting live notices to the user.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NoticeCapabilities(pub JsonObject);
+
 impl From<JsonObject> for NoticeCapabilities {
     fn from(value: JsonObject) -> Self {
         Self(value)
     }
 }
+
 /// Severity hint for a session notice.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -7458,6 +9580,7 @@ pub enum NoticeSeverity {
     /// extensions. Other unknown values are reserved for future ACP severities.
     Other(String),
 }
+
 impl NoticeSeverity {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [NoticeSeverity] = &[
@@ -7465,10 +9588,12 @@ impl NoticeSeverity {
         NoticeSeverity::Warning,
         NoticeSeverity::Error,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [NoticeSeverity] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "info" => Some(Self::Info),
@@ -7478,11 +9603,13 @@ impl NoticeSeverity {
         }
     }
 }
+
 impl ::std::fmt::Display for NoticeSeverity {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl NoticeSeverity {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -7493,31 +9620,38 @@ impl NoticeSeverity {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for NoticeSeverity {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for NoticeSeverity {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for NoticeSeverity {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for NoticeSeverity {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7526,6 +9660,7 @@ impl Serialize for NoticeSeverity {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for NoticeSeverity {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7533,6 +9668,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7589,8 +9725,10 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NumberPropertySchema {
     /// An empty `NumberPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -7601,37 +9739,92 @@ impl NumberPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<f64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<f64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<f64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7656,8 +9849,10 @@ pub struct PermissionOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PermissionOption {
     /// A `PermissionOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         option_id: impl Into<PermissionOptionId>,
         name: impl Into<String>,
@@ -7670,41 +9865,57 @@ impl PermissionOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
+
 impl From<String> for PermissionOptionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PermissionOptionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PermissionOptionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The type of permission option being presented to the user.
 ///
 /// Helps clients choose appropriate icons and UI treatment.
@@ -7723,6 +9934,7 @@ pub enum PermissionOptionKind {
     #[serde(rename = "reject_always")]
     RejectAlways,
 }
+
 impl PermissionOptionKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PermissionOptionKind] = &[
@@ -7731,10 +9943,12 @@ impl PermissionOptionKind {
         PermissionOptionKind::RejectOnce,
         PermissionOptionKind::RejectAlways,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PermissionOptionKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "allow_once" => Some(Self::AllowOnce),
@@ -7745,11 +9959,13 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PermissionOptionKind {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -7761,8 +9977,10 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::str::FromStr for PermissionOptionKind {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -7771,6 +9989,7 @@ impl ::std::str::FromStr for PermissionOptionKind {
             ))
     }
 }
+
 /// An execution plan for accomplishing complex tasks.
 ///
 /// Plans consist of multiple entries representing individual tasks or goals.
@@ -7800,20 +10019,32 @@ pub struct Plan {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Plan {
     /// A `Plan` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(entries: impl Into<Vec<PlanEntry>>) -> Self {
         Self {
             entries: entries.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7835,17 +10066,29 @@ pub struct PlanCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanCapabilities {
     /// An empty `PlanCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
@@ -7874,8 +10117,10 @@ pub struct PlanEntry {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanEntry {
     /// A `PlanEntry` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         content: impl Into<String>,
         priority: impl Into<PlanEntryPriority>,
@@ -7888,12 +10133,22 @@ impl PlanEntry {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Priority levels for plan entries.
 ///
 /// Used to indicate the relative importance or urgency of different
@@ -7911,6 +10166,7 @@ pub enum PlanEntryPriority {
     #[serde(rename = "low")]
     Low,
 }
+
 impl PlanEntryPriority {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryPriority] = &[
@@ -7918,10 +10174,12 @@ impl PlanEntryPriority {
         PlanEntryPriority::Medium,
         PlanEntryPriority::Low,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryPriority] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "high" => Some(Self::High),
@@ -7931,11 +10189,13 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryPriority {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryPriority {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -7946,8 +10206,10 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::str::FromStr for PlanEntryPriority {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -7956,6 +10218,7 @@ impl ::std::str::FromStr for PlanEntryPriority {
             ))
     }
 }
+
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -7972,6 +10235,7 @@ pub enum PlanEntryStatus {
     #[serde(rename = "completed")]
     Completed,
 }
+
 impl PlanEntryStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryStatus] = &[
@@ -7979,10 +10243,12 @@ impl PlanEntryStatus {
         PlanEntryStatus::InProgress,
         PlanEntryStatus::Completed,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -7992,11 +10258,13 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryStatus {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -8007,8 +10275,10 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::str::FromStr for PlanEntryStatus {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -8017,6 +10287,7 @@ impl ::std::str::FromStr for PlanEntryStatus {
             ))
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8043,8 +10314,10 @@ pub struct PlanFile {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanFile {
     /// A `PlanFile` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, uri: impl Into<String>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8052,12 +10325,22 @@ impl PlanFile {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8066,31 +10349,37 @@ impl PlanFile {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
+
 impl From<String> for PlanId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PlanId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PlanId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PlanId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8121,8 +10410,10 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanItems {
     /// A `PlanItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, entries: impl Into<Vec<PlanEntry>>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8130,12 +10421,22 @@ impl PlanItems {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8162,8 +10463,10 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanMarkdown {
     /// A `PlanMarkdown` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8171,12 +10474,22 @@ impl PlanMarkdown {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8201,20 +10514,32 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanRemoved {
     /// A `PlanRemoved` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>) -> Self {
         Self {
             plan_id: plan_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8238,20 +10563,53 @@ pub struct PlanUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanUpdate {
     /// A `PlanUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan: impl Into<PlanUpdateContent>) -> Self {
         Self {
             plan: plan.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<PlanItems> for PlanUpdateContent {
+    /// The `items` member.
+    fn from(body: PlanItems) -> Self {
+        Self::Items(body)
+    }
+}
+
+impl From<PlanFile> for PlanUpdateContent {
+    /// The `file` member.
+    fn from(body: PlanFile) -> Self {
+        Self::File(body)
+    }
+}
+
+impl From<PlanMarkdown> for PlanUpdateContent {
+    /// The `markdown` member.
+    fn from(body: PlanMarkdown) -> Self {
+        Self::Markdown(body)
+    }
+}
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8266,6 +10624,7 @@ pub enum PlanUpdateContent {
     /// Raw markdown content for the plan.
     Markdown(PlanMarkdown),
 }
+
 impl PlanUpdateContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -8276,10 +10635,14 @@ impl PlanUpdateContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
     const NAME: &'static str = "PlanUpdateContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -8292,6 +10655,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8299,6 +10663,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for PlanUpdateContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8320,6 +10685,7 @@ impl Serialize for PlanUpdateContent {
         }
     }
 }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for `text`
@@ -8373,8 +10739,10 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptCapabilities {
     /// An empty `PromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             image: None,
@@ -8383,27 +10751,43 @@ impl PromptCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `image`.
+
+    /// Sets `image`: Agent supports `image` content blocks.
+    #[must_use]
     pub fn image(mut self, value: impl Into<bool>) -> Self {
         self.image = Some(value.into());
         self
     }
-    /// Sets `audio`.
+
+    /// Sets `audio`: Agent supports `audio` content blocks.
+    #[must_use]
     pub fn audio(mut self, value: impl Into<bool>) -> Self {
         self.audio = Some(value.into());
         self
     }
-    /// Sets `embeddedContext`.
+
+    /// Sets `embeddedContext`: Agent supports embedded context in `session/prompt` requests.
+    #[must_use]
     pub fn embedded_context(mut self, value: impl Into<bool>) -> Self {
         self.embedded_context = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -8442,8 +10826,10 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptRequest {
     /// A `PromptRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         prompt: impl Into<Vec<ContentBlock>>,
@@ -8454,12 +10840,22 @@ impl PromptRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
@@ -8493,8 +10889,10 @@ pub struct PromptResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptResponse {
     /// A `PromptResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(stop_reason: impl Into<StopReason>) -> Self {
         Self {
             stop_reason: stop_reason.into(),
@@ -8502,17 +10900,36 @@ impl PromptResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `usage`.
+
+    /// Sets `usage`: **UNSTABLE**
+    #[must_use]
     pub fn usage(mut self, value: impl Into<Usage>) -> Self {
         self.usage = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `usage` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_usage(mut self) -> Self {
+        self.usage = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -8531,11 +10948,13 @@ impl PromptResponse {
 )]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
+
 impl From<u16> for ProtocolVersion {
     fn from(value: u16) -> Self {
         Self(value)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8563,8 +10982,10 @@ pub struct ProviderCurrentConfig {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProviderCurrentConfig {
     /// A `ProviderCurrentConfig` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(api_type: impl Into<LlmProtocol>, base_url: impl Into<String>) -> Self {
         Self {
             api_type: api_type.into(),
@@ -8572,12 +10993,22 @@ impl ProviderCurrentConfig {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8586,31 +11017,37 @@ impl ProviderCurrentConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
+
 impl From<String> for ProviderId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ProviderId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ProviderId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ProviderId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8645,8 +11082,10 @@ pub struct ProviderInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProviderInfo {
     /// A `ProviderInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         provider_id: impl Into<ProviderId>,
         supported: impl Into<Vec<LlmProtocol>>,
@@ -8660,17 +11099,36 @@ impl ProviderInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `current`.
+
+    /// Sets `current`: Current effective non-secret routing config.
+    #[must_use]
     pub fn current(mut self, value: impl Into<ProviderCurrentConfig>) -> Self {
         self.current = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `current` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_current(mut self) -> Self {
+        self.current = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8694,17 +11152,29 @@ pub struct ProvidersCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProvidersCapabilities {
     /// An empty `ProvidersCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -8715,6 +11185,7 @@ pub enum ProxyNotification {
     /// sends it to the proxy to deliver a notification from the successor.
     ProxySuccessorNotification(ProxySuccessorNotification),
 }
+
 impl ProxyNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -8722,6 +11193,7 @@ impl ProxyNotification {
             Self::ProxySuccessorNotification(_) => "proxy/successor",
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -8740,6 +11212,7 @@ impl ProxyNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyNotification {
     fn route(
         method: &str,
@@ -8747,10 +11220,12 @@ impl ::acp_support::method::Routed for ProxyNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ProxyNotification::method(self)
     }
 }
+
 impl Serialize for ProxyNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -8762,6 +11237,7 @@ impl Serialize for ProxyNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -8778,6 +11254,7 @@ pub enum ProxyRequest {
     /// or error is returned unchanged.
     ProxySuccessorRequest(ProxySuccessorRequest),
 }
+
 impl ProxyRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -8786,6 +11263,7 @@ impl ProxyRequest {
             Self::ProxySuccessorRequest(_) => "proxy/successor",
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -8808,6 +11286,7 @@ impl ProxyRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyRequest {
     fn route(
         method: &str,
@@ -8815,10 +11294,12 @@ impl ::acp_support::method::Routed for ProxyRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ProxyRequest::method(self)
     }
 }
+
 impl Serialize for ProxyRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -8831,6 +11312,7 @@ impl Serialize for ProxyRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -8840,6 +11322,7 @@ pub enum ProxyResponse {
     /// Successful result returned for a `proxy/successor` request.
     ProxySuccessorResponse(ProxySuccessorResponse),
 }
+
 impl ProxyResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -8848,6 +11331,7 @@ impl ProxyResponse {
             Self::ProxySuccessorResponse(_) => "proxy/successor",
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -8871,6 +11355,7 @@ impl ProxyResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyResponse {
     fn route(
         method: &str,
@@ -8879,10 +11364,12 @@ impl ::acp_support::method::Routed for ProxyResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ProxyResponse::method(self)
     }
 }
+
 impl Serialize for ProxyResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -8895,6 +11382,7 @@ impl Serialize for ProxyResponse {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8939,8 +11427,10 @@ pub struct ProxySuccessorNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProxySuccessorNotification {
     /// A `ProxySuccessorNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method: impl Into<String>) -> Self {
         Self {
             method: method.into(),
@@ -8948,17 +11438,29 @@ impl ProxySuccessorNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Params of the wrapped notification, forwarded unchanged.
+    #[must_use]
     pub fn params(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.params = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata for the `proxy/successor` envelope itself, separate from the wrapped message's `_meta`.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9010,8 +11512,10 @@ pub struct ProxySuccessorRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProxySuccessorRequest {
     /// A `ProxySuccessorRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method: impl Into<String>) -> Self {
         Self {
             method: method.into(),
@@ -9019,17 +11523,29 @@ impl ProxySuccessorRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Params of the wrapped request, forwarded unchanged.
+    #[must_use]
     pub fn params(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.params = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata for the `proxy/successor` envelope itself, separate from the wrapped message's `_meta`.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9038,11 +11554,13 @@ impl ProxySuccessorRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProxySuccessorResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ProxySuccessorResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Request to read content from a text file.
 ///
 /// Only available if the client supports the `fs.readTextFile` capability.
@@ -9073,8 +11591,10 @@ pub struct ReadTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReadTextFileRequest {
     /// A `ReadTextFileRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, path: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -9084,22 +11604,50 @@ impl ReadTextFileRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Line number to start reading from (1-based).
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `limit`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `limit`: Maximum number of lines to read.
+    #[must_use]
     pub fn limit(mut self, value: impl Into<u32>) -> Self {
         self.limit = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `limit` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_limit(mut self) -> Self {
+        self.limit = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the contents of a text file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9119,20 +11667,32 @@ pub struct ReadTextFileResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReadTextFileResponse {
     /// A `ReadTextFileResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to release a terminal and free its resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9156,8 +11716,10 @@ pub struct ReleaseTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReleaseTerminalRequest {
     /// A `ReleaseTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -9168,12 +11730,22 @@ impl ReleaseTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to terminal/release method
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9191,17 +11763,29 @@ pub struct ReleaseTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReleaseTerminalResponse {
     /// An empty `ReleaseTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON RPC Request Id
 ///
 /// An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \[1\] and Numbers SHOULD NOT contain fractional parts \[2\]
@@ -9221,6 +11805,14 @@ pub enum RequestId {
     /// A string JSON-RPC request id.
     Str(String),
 }
+
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    /// The `selected` member.
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
+    }
+}
+
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestPermissionOutcome {
@@ -9235,6 +11827,7 @@ pub enum RequestPermissionOutcome {
     /// The user selected one of the provided options.
     Selected(SelectedPermissionOutcome),
 }
+
 impl RequestPermissionOutcome {
     /// The `outcome` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9244,10 +11837,14 @@ impl RequestPermissionOutcome {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
     const NAME: &'static str = "RequestPermissionOutcome";
+
     const TAG: &'static str = "outcome";
+
     const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9263,6 +11860,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9270,6 +11868,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9282,6 +11881,7 @@ impl Serialize for RequestPermissionOutcome {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "outcome")]
@@ -9295,6 +11895,7 @@ impl Serialize for RequestPermissionOutcome {
         }
     }
 }
+
 /// Request for user permission to execute a tool call.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -9324,8 +11925,10 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionRequest {
     /// A `RequestPermissionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         tool_call: impl Into<ToolCallUpdate>,
@@ -9338,12 +11941,22 @@ impl RequestPermissionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9363,20 +11976,32 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionResponse {
     /// A `RequestPermissionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Foreground work is blocked on user action.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9392,17 +12017,29 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequiresActionStateUpdate {
     /// An empty `RequiresActionStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP for additional metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9460,8 +12097,10 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResourceLink {
     /// A `ResourceLink` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -9474,37 +12113,92 @@ impl ResourceLink {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: Optional size of the linked resource in bytes, if known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<i64>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Optional display title for end-user UI.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session without returning previous messages (unlike `session/load`).
@@ -9560,8 +12254,10 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionRequest {
     /// A `ResumeSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -9572,27 +12268,50 @@ impl ResumeSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from resuming an existing session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9627,8 +12346,10 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionResponse {
     /// An empty `ResumeSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             modes: Patch::Absent,
@@ -9636,22 +12357,50 @@ impl ResumeSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `modes`.
+
+    /// Sets `modes`: Initial mode state if supported by the Agent
+    #[must_use]
     pub fn modes(mut self, value: impl Into<SessionModeState>) -> Self {
         self.modes = Patch::Value(value.into());
         self
     }
-    /// Sets `configOptions`.
+
+    /// Sets `modes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_modes(mut self) -> Self {
+        self.modes = Patch::Null;
+        self
+    }
+
+    /// Sets `configOptions`: Initial session configuration options if supported by the Agent.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `configOptions` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_config_options(mut self) -> Self {
+        self.config_options = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The sender or recipient of messages and data in a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
@@ -9662,13 +12411,16 @@ pub enum Role {
     #[serde(rename = "user")]
     User,
 }
+
 impl Role {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [Role] = &[Role::Assistant, Role::User];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [Role] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "assistant" => Some(Self::Assistant),
@@ -9677,11 +12429,13 @@ impl Role {
         }
     }
 }
+
 impl ::std::fmt::Display for Role {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl Role {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -9691,8 +12445,10 @@ impl Role {
         }
     }
 }
+
 impl ::std::str::FromStr for Role {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -9701,6 +12457,7 @@ impl ::std::str::FromStr for Role {
             ))
     }
 }
+
 /// Foreground work is in progress.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9716,17 +12473,29 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RunningStateUpdate {
     /// An empty `RunningStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP for additional metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9747,20 +12516,32 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SelectedPermissionOutcome {
     /// A `SelectedPermissionOutcome` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -9783,17 +12564,29 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionAdditionalDirectoriesCapabilities {
     /// An empty `SessionAdditionalDirectoriesCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9818,17 +12611,29 @@ pub struct SessionArchiveCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionArchiveCapabilities {
     /// An empty `SessionArchiveCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9853,6 +12658,7 @@ pub enum SessionArchiveFilter {
     /// future ACP variants.
     Other(String),
 }
+
 impl SessionArchiveFilter {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionArchiveFilter] = &[
@@ -9860,10 +12666,12 @@ impl SessionArchiveFilter {
         SessionArchiveFilter::Include,
         SessionArchiveFilter::Only,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionArchiveFilter] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "exclude" => Some(Self::Exclude),
@@ -9873,11 +12681,13 @@ impl SessionArchiveFilter {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionArchiveFilter {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionArchiveFilter {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -9888,31 +12698,38 @@ impl SessionArchiveFilter {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionArchiveFilter {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionArchiveFilter {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionArchiveFilter {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionArchiveFilter {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9921,6 +12738,7 @@ impl Serialize for SessionArchiveFilter {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9928,6 +12746,7 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9951,17 +12770,29 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCancelCapabilities {
     /// An empty `SessionCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session capabilities supported by the agent.
 ///
 /// As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
@@ -10118,8 +12949,10 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCapabilities {
     /// An empty `SessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             list: Patch::Absent,
@@ -10135,17 +12968,37 @@ impl SessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `list`.
+
+    /// Sets `list`: Whether the agent supports `session/list`.
+    #[must_use]
     pub fn list(mut self, value: impl Into<SessionListCapabilities>) -> Self {
         self.list = Patch::Value(value.into());
         self
     }
-    /// Sets `delete`.
+
+    /// Sets `list` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_list(mut self) -> Self {
+        self.list = Patch::Null;
+        self
+    }
+
+    /// Sets `delete`: Whether the agent supports `session/delete`.
+    #[must_use]
     pub fn delete(mut self, value: impl Into<SessionDeleteCapabilities>) -> Self {
         self.delete = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `delete` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_delete(mut self) -> Self {
+        self.delete = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<SessionAdditionalDirectoriesCapabilities>,
@@ -10153,7 +13006,16 @@ impl SessionCapabilities {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(
         mut self,
         value: impl Into<SessionSystemPromptCapabilities>,
@@ -10161,42 +13023,113 @@ impl SessionCapabilities {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `fork`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `fork`: **UNSTABLE**
+    #[must_use]
     pub fn fork(mut self, value: impl Into<SessionForkCapabilities>) -> Self {
         self.fork = Patch::Value(value.into());
         self
     }
-    /// Sets `archive`.
+
+    /// Sets `fork` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_fork(mut self) -> Self {
+        self.fork = Patch::Null;
+        self
+    }
+
+    /// Sets `archive`: **UNSTABLE**
+    #[must_use]
     pub fn archive(mut self, value: impl Into<SessionArchiveCapabilities>) -> Self {
         self.archive = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `archive` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archive(mut self) -> Self {
+        self.archive = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: **UNSTABLE**
+    #[must_use]
     pub fn status(mut self, value: impl Into<SessionStatusCapabilities>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: **UNSTABLE**
+    #[must_use]
     pub fn title(mut self, value: impl Into<SessionTitleCapabilities>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `resume`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `resume`: Whether the agent supports `session/resume`.
+    #[must_use]
     pub fn resume(mut self, value: impl Into<SessionResumeCapabilities>) -> Self {
         self.resume = Patch::Value(value.into());
         self
     }
-    /// Sets `close`.
+
+    /// Sets `resume` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_resume(mut self) -> Self {
+        self.resume = Patch::Null;
+        self
+    }
+
+    /// Sets `close`: Whether the agent supports `session/close`.
+    #[must_use]
     pub fn close(mut self, value: impl Into<SessionCloseCapabilities>) -> Self {
         self.close = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `close` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_close(mut self) -> Self {
+        self.close = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
@@ -10216,17 +13149,29 @@ pub struct SessionCloseCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCloseCapabilities {
     /// An empty `SessionCloseCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10235,72 +13180,87 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
 }
+
 impl SessionConfigBoolean {
     /// A `SessionConfigBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
         }
     }
 }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
+
 impl From<String> for SessionConfigGroupId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigGroupId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigGroupId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigGroupId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Unique identifier for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
+
 impl From<String> for SessionConfigId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10339,8 +13299,10 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
 }
+
 impl SessionConfigOption {
     /// A `SessionConfigOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         id: impl Into<SessionConfigId>,
         name: impl Into<String>,
@@ -10355,22 +13317,50 @@ impl SessionConfigOption {
             type_: type_.into(),
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for the Client to display to the user.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `category`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `category`: Optional semantic category for this option (UX only).
+    #[must_use]
     pub fn category(mut self, value: impl Into<SessionConfigOptionCategory>) -> Self {
         self.category = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `category` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_category(mut self) -> Self {
+        self.category = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Semantic category for a session configuration option.
 ///
 /// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -10394,6 +13384,7 @@ pub enum SessionConfigOptionCategory {
     /// Unknown / uncategorized selector.
     Other(String),
 }
+
 impl SessionConfigOptionCategory {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionConfigOptionCategory] = &[
@@ -10402,10 +13393,12 @@ impl SessionConfigOptionCategory {
         SessionConfigOptionCategory::ModelConfig,
         SessionConfigOptionCategory::ThoughtLevel,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionConfigOptionCategory] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "mode" => Some(Self::Mode),
@@ -10416,11 +13409,13 @@ impl SessionConfigOptionCategory {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionConfigOptionCategory {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionConfigOptionCategory {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -10432,31 +13427,38 @@ impl SessionConfigOptionCategory {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionConfigOptionCategory {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionConfigOptionCategory {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionConfigOptionCategory {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionConfigOptionCategory {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10465,6 +13467,7 @@ impl Serialize for SessionConfigOptionCategory {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10472,6 +13475,21 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    /// The `select` member.
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    /// The `boolean` member.
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionConfigOptionType {
@@ -10480,6 +13498,7 @@ pub enum SessionConfigOptionType {
     /// Boolean on/off toggle.
     Boolean(SessionConfigBoolean),
 }
+
 impl SessionConfigOptionType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -10489,10 +13508,14 @@ impl SessionConfigOptionType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
     const NAME: &'static str = "SessionConfigOptionType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -10504,6 +13527,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10511,6 +13535,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10529,6 +13554,7 @@ impl Serialize for SessionConfigOptionType {
         }
     }
 }
+
 /// Session configuration option capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10558,25 +13584,46 @@ pub struct SessionConfigOptionsCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigOptionsCapabilities {
     /// An empty `SessionConfigOptionsCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             boolean: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `boolean`.
+
+    /// Sets `boolean`: Whether the client supports boolean session configuration options.
+    #[must_use]
     pub fn boolean(mut self, value: impl Into<BooleanConfigOptionCapabilities>) -> Self {
         self.boolean = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `boolean` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_boolean(mut self) -> Self {
+        self.boolean = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10587,8 +13634,10 @@ pub struct SessionConfigSelect {
     /// The set of selectable options.
     pub options: SessionConfigSelectOptions,
 }
+
 impl SessionConfigSelect {
     /// A `SessionConfigSelect` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_value: impl Into<SessionConfigValueId>,
         options: impl Into<SessionConfigSelectOptions>,
@@ -10599,6 +13648,7 @@ impl SessionConfigSelect {
         }
     }
 }
+
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10623,8 +13673,10 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectGroup {
     /// A `SessionConfigSelectGroup` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         group: impl Into<SessionConfigGroupId>,
         name: impl Into<String>,
@@ -10637,12 +13689,22 @@ impl SessionConfigSelectGroup {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10671,8 +13733,10 @@ pub struct SessionConfigSelectOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectOption {
     /// A `SessionConfigSelectOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
             value: value.into(),
@@ -10681,17 +13745,36 @@ impl SessionConfigSelectOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for this option value.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -10701,35 +13784,42 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
+
 impl From<String> for SessionConfigValueId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigValueId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigValueId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigValueId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -10749,17 +13839,29 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionDeleteCapabilities {
     /// An empty `SessionDeleteCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10783,17 +13885,29 @@ pub struct SessionForkCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionForkCapabilities {
     /// An empty `SessionForkCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Each session has its own context, conversation history, and state, so one
@@ -10803,31 +13917,37 @@ impl SessionForkCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
+
 impl From<String> for SessionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10891,8 +14011,10 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfo {
     /// A `SessionInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -10904,32 +14026,71 @@ impl SessionInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots reported for this session.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: ISO 8601 timestamp of last activity
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `archived`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `archived`: **UNSTABLE**
+    #[must_use]
     pub fn archived(mut self, value: impl Into<bool>) -> Self {
         self.archived = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `archived` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archived(mut self) -> Self {
+        self.archived = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -10965,8 +14126,10 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfoUpdate {
     /// An empty `SessionInfoUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -10974,22 +14137,50 @@ impl SessionInfoUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: ISO 8601 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
@@ -11009,17 +14200,29 @@ pub struct SessionListCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionListCapabilities {
     /// An empty `SessionListCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11094,8 +14297,10 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMessage {
     /// A `SessionMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -11107,37 +14312,92 @@ impl SessionMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `senderSessionId`.
+
+    /// Sets `senderSessionId`: The sending session.
+    #[must_use]
     pub fn sender_session_id(mut self, value: impl Into<SessionId>) -> Self {
         self.sender_session_id = Patch::Value(value.into());
         self
     }
-    /// Sets `recipientSessionId`.
+
+    /// Sets `senderSessionId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sender_session_id(mut self) -> Self {
+        self.sender_session_id = Patch::Null;
+        self
+    }
+
+    /// Sets `recipientSessionId`: The receiving session.
+    #[must_use]
     pub fn recipient_session_id(mut self, value: impl Into<SessionId>) -> Self {
         self.recipient_session_id = Patch::Value(value.into());
         self
     }
-    /// Sets `senderMessageId`.
+
+    /// Sets `recipientSessionId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_recipient_session_id(mut self) -> Self {
+        self.recipient_session_id = Patch::Null;
+        self
+    }
+
+    /// Sets `senderMessageId`: On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript.
+    #[must_use]
     pub fn sender_message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.sender_message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `recipientMessageId`.
+
+    /// Sets `senderMessageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sender_message_id(mut self) -> Self {
+        self.sender_message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `recipientMessageId`: On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript.
+    #[must_use]
     pub fn recipient_message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.recipient_message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `recipientMessageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_recipient_message_id(mut self) -> Self {
+        self.recipient_message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Omitted leaves content unchanged.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: Omitted leaves metadata unchanged.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11165,8 +14425,10 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMessageChunk {
     /// A `SessionMessageChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message_id: impl Into<MessageId>,
         content: impl Into<ContentBlock>,
@@ -11177,12 +14439,22 @@ impl SessionMessageChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Optional and nullable chunk-scoped metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
@@ -11213,8 +14485,10 @@ pub struct SessionMode {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMode {
     /// A `SessionMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(id: impl Into<SessionModeId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -11223,46 +14497,71 @@ impl SessionMode {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a Session Mode.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionModeId(pub String);
+
 impl From<String> for SessionModeId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionModeId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionModeId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionModeId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The set of modes and the one currently active.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11289,8 +14588,10 @@ pub struct SessionModeState {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionModeState {
     /// A `SessionModeState` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_mode_id: impl Into<SessionModeId>,
         available_modes: impl Into<Vec<SessionMode>>,
@@ -11301,12 +14602,22 @@ impl SessionModeState {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification containing a session update from the agent.
 ///
 /// Used to stream real-time progress and results during prompt processing.
@@ -11333,8 +14644,10 @@ pub struct SessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionNotification {
     /// A `SessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         update: impl Into<SessionUpdate>,
@@ -11345,12 +14658,22 @@ impl SessionNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
@@ -11370,17 +14693,29 @@ pub struct SessionResumeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionResumeCapabilities {
     /// An empty `SessionResumeCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11408,16 +14743,19 @@ pub enum SessionStatus {
     /// `saved`.
     Other(String),
 }
+
 impl SessionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionStatus] = &[
         SessionStatus::Open,
         SessionStatus::Saved,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "open" => Some(Self::Open),
@@ -11426,11 +14764,13 @@ impl SessionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -11440,31 +14780,38 @@ impl SessionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11473,6 +14820,7 @@ impl Serialize for SessionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11480,6 +14828,7 @@ impl<'de> Deserialize<'de> for SessionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11503,17 +14852,29 @@ pub struct SessionStatusCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusCapabilities {
     /// An empty `SessionStatusCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11544,20 +14905,32 @@ pub struct SessionStatusRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusRequest {
     /// A `SessionStatusRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11586,20 +14959,32 @@ pub struct SessionStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusResponse {
     /// A `SessionStatusResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(status: impl Into<SessionStatus>) -> Self {
         Self {
             status: status.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11633,15 +15018,19 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptCapabilities {
     /// An empty `SessionSystemPromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             mode: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `mode`.
+
+    /// Sets `mode`: Delivery modes the agent supports in addition to `append`.
+    #[must_use]
     pub fn mode(
         mut self,
         value: impl Into<SessionSystemPromptModeCapabilities>,
@@ -11649,12 +15038,29 @@ impl SessionSystemPromptCapabilities {
         self.mode = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mode(mut self) -> Self {
+        self.mode = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11691,15 +15097,19 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptModeCapabilities {
     /// An empty `SessionSystemPromptModeCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             override_: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `override`.
+
+    /// Sets `override`: Whether the agent supports `override` mode.
+    #[must_use]
     pub fn override_(
         mut self,
         value: impl Into<SessionSystemPromptOverrideCapabilities>,
@@ -11707,12 +15117,29 @@ impl SessionSystemPromptModeCapabilities {
         self.override_ = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `override` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_override_(mut self) -> Self {
+        self.override_ = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11737,17 +15164,29 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptOverrideCapabilities {
     /// An empty `SessionSystemPromptOverrideCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11772,17 +15211,141 @@ pub struct SessionTitleCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionTitleCapabilities {
     /// An empty `SessionTitleCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ToolCall> for SessionUpdate {
+    /// The `tool_call` member.
+    fn from(body: ToolCall) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
+impl From<ToolCallUpdate> for SessionUpdate {
+    /// The `tool_call_update` member.
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(body)
+    }
+}
+
+impl From<Plan> for SessionUpdate {
+    /// The `plan` member.
+    fn from(body: Plan) -> Self {
+        Self::Plan(body)
+    }
+}
+
+impl From<PlanUpdate> for SessionUpdate {
+    /// The `plan_update` member.
+    fn from(body: PlanUpdate) -> Self {
+        Self::PlanUpdate(body)
+    }
+}
+
+impl From<PlanRemoved> for SessionUpdate {
+    /// The `plan_removed` member.
+    fn from(body: PlanRemoved) -> Self {
+        Self::PlanRemoved(body)
+    }
+}
+
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    /// The `available_commands_update` member.
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+
+impl From<CurrentModeUpdate> for SessionUpdate {
+    /// The `current_mode_update` member.
+    fn from(body: CurrentModeUpdate) -> Self {
+        Self::CurrentModeUpdate(body)
+    }
+}
+
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    /// The `config_option_update` member.
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+
+impl From<SessionInfoUpdate> for SessionUpdate {
+    /// The `session_info_update` member.
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+
+impl From<UsageUpdate> for SessionUpdate {
+    /// The `usage_update` member.
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(body)
+    }
+}
+
+impl From<Notice> for SessionUpdate {
+    /// The `notice` member.
+    fn from(body: Notice) -> Self {
+        Self::Notice(body)
+    }
+}
+
+impl From<CompactionUpdate> for SessionUpdate {
+    /// The `compaction_update` member.
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(body)
+    }
+}
+
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    /// The `compaction_summary_chunk` member.
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(body)
+    }
+}
+
+impl From<SubagentUpdate> for SessionUpdate {
+    /// The `subagent_update` member.
+    fn from(body: SubagentUpdate) -> Self {
+        Self::SubagentUpdate(body)
+    }
+}
+
+impl From<SessionMessage> for SessionUpdate {
+    /// The `session_message` member.
+    fn from(body: SessionMessage) -> Self {
+        Self::SessionMessage(body)
+    }
+}
+
+impl From<SessionMessageChunk> for SessionUpdate {
+    /// The `session_message_chunk` member.
+    fn from(body: SessionMessageChunk) -> Self {
+        Self::SessionMessageChunk(body)
+    }
+}
+
 /// Different types of updates that can be sent during session processing.
 ///
 /// These updates provide real-time feedback about the agent's progress.
@@ -11863,6 +15426,7 @@ pub enum SessionUpdate {
     /// One content block appended to a sent or received session message.
     SessionMessageChunk(SessionMessageChunk),
 }
+
 impl SessionUpdate {
     /// The `sessionUpdate` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -11889,9 +15453,12 @@ impl SessionUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionUpdate {
     const NAME: &'static str = "SessionUpdate";
+
     const TAG: &'static str = "sessionUpdate";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
         "agent_message_chunk",
@@ -11913,6 +15480,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         "session_message",
         "session_message_chunk",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -11969,6 +15537,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11976,6 +15545,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -12105,6 +15675,7 @@ impl Serialize for SessionUpdate {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12145,8 +15716,10 @@ pub struct SetProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetProviderRequest {
     /// A `SetProviderRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         provider_id: impl Into<ProviderId>,
         api_type: impl Into<LlmProtocol>,
@@ -12160,7 +15733,9 @@ impl SetProviderRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `headers`.
+
+    /// Sets `headers`: Full headers map for this provider.
+    #[must_use]
     pub fn headers(
         mut self,
         value: impl Into<::acp_support::OrderedMap<String>>,
@@ -12168,12 +15743,22 @@ impl SetProviderRequest {
         self.headers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12195,17 +15780,29 @@ pub struct SetProviderResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetProviderResponse {
     /// An empty `SetProviderResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for setting a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12232,8 +15829,10 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
 }
+
 impl SetSessionConfigOptionRequest {
     /// A `SetSessionConfigOptionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         config_id: impl Into<SessionConfigId>,
@@ -12246,12 +15845,30 @@ impl SetSessionConfigOptionRequest {
             type_: type_.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    /// The `boolean` member.
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetSessionConfigOptionRequestType {
@@ -12264,6 +15881,7 @@ pub enum SetSessionConfigOptionRequestType {
     /// variant.
     ValueId(SetSessionConfigOptionRequestTypeValueId),
 }
+
 impl SetSessionConfigOptionRequestType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -12273,10 +15891,14 @@ impl SetSessionConfigOptionRequestType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
     const NAME: &'static str = "SetSessionConfigOptionRequestType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -12289,6 +15911,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
@@ -12298,6 +15921,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         )
     }
 }
+
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -12305,6 +15929,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -12323,6 +15948,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
         }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12330,12 +15956,15 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+
 impl SetSessionConfigOptionRequestTypeBoolean {
     /// A `SetSessionConfigOptionRequestTypeBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<bool>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// A `SessionConfigValueId` string value.
 ///
 /// This is the default when `type` is absent on the wire. Unknown `type`
@@ -12347,12 +15976,15 @@ pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
+
 impl SetSessionConfigOptionRequestTypeValueId {
     /// A `SetSessionConfigOptionRequestTypeValueId` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12376,20 +16008,32 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionConfigOptionResponse {
     /// A `SetSessionConfigOptionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for setting a session mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12413,8 +16057,10 @@ pub struct SetSessionModeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionModeRequest {
     /// A `SetSessionModeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         mode_id: impl Into<SessionModeId>,
@@ -12425,12 +16071,22 @@ impl SetSessionModeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `session/set_mode` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12448,17 +16104,29 @@ pub struct SetSessionModeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionModeResponse {
     /// An empty `SetSessionModeResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12498,8 +16166,10 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionTitleRequest {
     /// A `SetSessionTitleRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, title: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -12507,12 +16177,22 @@ impl SetSessionTitleRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12539,20 +16219,60 @@ pub struct SetSessionTitleResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionTitleResponse {
     /// A `SetSessionTitleResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<RunningStateUpdate> for StateUpdate {
+    /// The `running` member.
+    fn from(body: RunningStateUpdate) -> Self {
+        Self::Running(body)
+    }
+}
+
+impl From<IdleStateUpdate> for StateUpdate {
+    /// The `idle` member.
+    fn from(body: IdleStateUpdate) -> Self {
+        Self::Idle(body)
+    }
+}
+
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    /// The `requires_action` member.
+    fn from(body: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(body)
+    }
+}
+
+impl From<UnknownStateUpdate> for StateUpdate {
+    /// The `unknown` member.
+    fn from(body: UnknownStateUpdate) -> Self {
+        Self::Unknown(body)
+    }
+}
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12581,6 +16301,7 @@ pub enum StateUpdate {
     /// extensions. Other unknown values are reserved for future ACP variants.
     Other(UnknownVariant),
 }
+
 impl StateUpdate {
     /// The `state` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -12593,15 +16314,19 @@ impl StateUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for StateUpdate {
     const NAME: &'static str = "StateUpdate";
+
     const TAG: &'static str = "state";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "running",
         "idle",
         "requires_action",
         "unknown",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -12616,10 +16341,12 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -12627,6 +16354,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for StateUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -12654,6 +16382,7 @@ impl Serialize for StateUpdate {
         }
     }
 }
+
 /// Reasons why an agent stops processing a prompt turn.
 ///
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
@@ -12683,6 +16412,7 @@ pub enum StopReason {
     #[serde(rename = "cancelled")]
     Cancelled,
 }
+
 impl StopReason {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StopReason] = &[
@@ -12692,10 +16422,12 @@ impl StopReason {
         StopReason::Refusal,
         StopReason::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StopReason] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "end_turn" => Some(Self::EndTurn),
@@ -12707,11 +16439,13 @@ impl StopReason {
         }
     }
 }
+
 impl ::std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StopReason {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -12724,8 +16458,10 @@ impl StopReason {
         }
     }
 }
+
 impl ::std::str::FromStr for StopReason {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -12734,6 +16470,7 @@ impl ::std::str::FromStr for StopReason {
             ))
     }
 }
+
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StringFormat {
@@ -12750,6 +16487,7 @@ pub enum StringFormat {
     #[serde(rename = "date-time")]
     DateTime,
 }
+
 impl StringFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StringFormat] = &[
@@ -12758,10 +16496,12 @@ impl StringFormat {
         StringFormat::Date,
         StringFormat::DateTime,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StringFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "email" => Some(Self::Email),
@@ -12772,11 +16512,13 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for StringFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StringFormat {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -12788,8 +16530,10 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::str::FromStr for StringFormat {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -12798,6 +16542,7 @@ impl ::std::str::FromStr for StringFormat {
             ))
     }
 }
+
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -12820,20 +16565,32 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringMultiSelectItems {
     /// A `StringMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(enum_: impl Into<Vec<String>>) -> Self {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -12913,8 +16670,10 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringPropertySchema {
     /// An empty `StringPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -12929,57 +16688,148 @@ impl StringPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minLength`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minLength`: Minimum string length.
+    #[must_use]
     pub fn min_length(mut self, value: impl Into<u32>) -> Self {
         self.min_length = Patch::Value(value.into());
         self
     }
-    /// Sets `maxLength`.
+
+    /// Sets `minLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_length(mut self) -> Self {
+        self.min_length = Patch::Null;
+        self
+    }
+
+    /// Sets `maxLength`: Maximum string length.
+    #[must_use]
     pub fn max_length(mut self, value: impl Into<u32>) -> Self {
         self.max_length = Patch::Value(value.into());
         self
     }
-    /// Sets `pattern`.
+
+    /// Sets `maxLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_length(mut self) -> Self {
+        self.max_length = Patch::Null;
+        self
+    }
+
+    /// Sets `pattern`: Pattern the string must match.
+    #[must_use]
     pub fn pattern(mut self, value: impl Into<String>) -> Self {
         self.pattern = Patch::Value(value.into());
         self
     }
-    /// Sets `format`.
+
+    /// Sets `pattern` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_pattern(mut self) -> Self {
+        self.pattern = Patch::Null;
+        self
+    }
+
+    /// Sets `format`: String format.
+    #[must_use]
     pub fn format(mut self, value: impl Into<StringFormat>) -> Self {
         self.format = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `format` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_format(mut self) -> Self {
+        self.format = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<String>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `enum`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `enum`: Enum values for untitled single-select enums.
+    #[must_use]
     pub fn enum_(mut self, value: impl Into<Vec<String>>) -> Self {
         self.enum_ = Patch::Value(value.into());
         self
     }
-    /// Sets `oneOf`.
+
+    /// Sets `enum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_enum_(mut self) -> Self {
+        self.enum_ = Patch::Null;
+        self
+    }
+
+    /// Sets `oneOf`: Titled enum options for titled single-select enums.
+    #[must_use]
     pub fn one_of(mut self, value: impl Into<Vec<EnumOption>>) -> Self {
         self.one_of = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oneOf` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_one_of(mut self) -> Self {
+        self.one_of = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13004,17 +16854,29 @@ pub struct SubagentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SubagentCapabilities {
     /// An empty `SubagentCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13046,25 +16908,46 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SubagentSessionCapabilities {
     /// An empty `SubagentSessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the client to cancel this child's current work without ending the session.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<SessionCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13176,8 +17059,10 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SubagentUpdate {
     /// A `SubagentUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -13190,17 +17075,37 @@ impl SubagentUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: The parent's human-readable display title for this child.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: The parent's human-readable description of the child's role or purpose.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `capabilities`: Client-initiated session mutations permitted for this subagent session.
+    #[must_use]
     pub fn capabilities(
         mut self,
         value: impl Into<SubagentSessionCapabilities>,
@@ -13208,27 +17113,71 @@ impl SubagentUpdate {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `state`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `state`: Current state snapshot for the child session.
+    #[must_use]
     pub fn state(mut self, value: impl Into<StateUpdate>) -> Self {
         self.state = Patch::Value(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `state` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_state(mut self) -> Self {
+        self.state = Patch::Null;
+        self
+    }
+
+    /// Sets `cwd`: The child's working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<String>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Additional workspace roots for the child.
+    #[must_use]
     pub fn additional_directories(mut self, value: impl Into<Vec<String>>) -> Self {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13271,8 +17220,10 @@ pub struct SystemPrompt {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SystemPrompt {
     /// A `SystemPrompt` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         mode: impl Into<SystemPromptMode>,
         content: impl Into<Vec<ContentBlock>>,
@@ -13283,12 +17234,22 @@ impl SystemPrompt {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13324,16 +17285,19 @@ pub enum SystemPromptMode {
     /// future ACP variants.
     Other(String),
 }
+
 impl SystemPromptMode {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SystemPromptMode] = &[
         SystemPromptMode::Append,
         SystemPromptMode::Override,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SystemPromptMode] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "append" => Some(Self::Append),
@@ -13342,11 +17306,13 @@ impl SystemPromptMode {
         }
     }
 }
+
 impl ::std::fmt::Display for SystemPromptMode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SystemPromptMode {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -13356,31 +17322,38 @@ impl SystemPromptMode {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SystemPromptMode {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SystemPromptMode {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SystemPromptMode {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SystemPromptMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13389,6 +17362,7 @@ impl Serialize for SystemPromptMode {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -13396,6 +17370,7 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Embed a terminal created with `terminal/create` by its id.
 ///
 /// The terminal must be added before calling `terminal/release`.
@@ -13420,20 +17395,32 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Terminal {
     /// A `Terminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13466,8 +17453,10 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalExitStatus {
     /// An empty `TerminalExitStatus`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -13475,51 +17464,85 @@ impl TerminalExitStatus {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: The process exit code (may be null if terminated by signal).
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<u32>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: The signal that terminated the process (may be null if exited normally).
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for terminal values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
+
 impl From<String> for TerminalId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl TerminalId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for TerminalId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for TerminalId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Request to get the current output and status of a terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13543,8 +17566,10 @@ pub struct TerminalOutputRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputRequest {
     /// A `TerminalOutputRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -13555,12 +17580,22 @@ impl TerminalOutputRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the terminal output and exit status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13590,8 +17625,10 @@ pub struct TerminalOutputResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputResponse {
     /// A `TerminalOutputResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(output: impl Into<String>, truncated: impl Into<bool>) -> Self {
         Self {
             output: output.into(),
@@ -13600,17 +17637,36 @@ impl TerminalOutputResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitStatus`.
+
+    /// Sets `exitStatus`: Exit status if the command has completed.
+    #[must_use]
     pub fn exit_status(mut self, value: impl Into<TerminalExitStatus>) -> Self {
         self.exit_status = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `exitStatus` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_status(mut self) -> Self {
+        self.exit_status = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13637,8 +17693,10 @@ pub struct TextContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextContent {
     /// A `TextContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             annotations: Patch::Absent,
@@ -13646,17 +17704,36 @@ impl TextContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13686,8 +17763,10 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextResourceContents {
     /// A `TextResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             mime_type: Patch::Absent,
@@ -13696,17 +17775,36 @@ impl TextResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<String>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13729,20 +17827,32 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TitledMultiSelectItems {
     /// A `TitledMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Represents a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
@@ -13826,8 +17936,10 @@ pub struct ToolCall {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCall {
     /// A `ToolCall` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>, title: impl Into<String>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -13842,47 +17954,99 @@ impl ToolCall {
             meta: Patch::Absent,
         }
     }
-    /// Sets `name`.
+
+    /// Sets `name`: Programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `kind`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `kind`: The category of tool being invoked.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Some(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `status`: Current execution status of the tool call.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Some(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Content produced by the tool call.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Some(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `locations`: File locations affected by this tool call.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Some(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `rawInput`: Raw input parameters sent to the tool.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Raw output returned by the tool.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Content> for ToolCallContent {
+    /// The `content` member.
+    fn from(body: Content) -> Self {
+        Self::Content(body)
+    }
+}
+
+impl From<Diff> for ToolCallContent {
+    /// The `diff` member.
+    fn from(body: Diff) -> Self {
+        Self::Diff(body)
+    }
+}
+
+impl From<Terminal> for ToolCallContent {
+    /// The `terminal` member.
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Content produced by a tool call.
 ///
 /// Tool calls can produce different types of content including
@@ -13902,6 +18066,7 @@ pub enum ToolCallContent {
     /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
     Terminal(Terminal),
 }
+
 impl ToolCallContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -13912,10 +18077,14 @@ impl ToolCallContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ToolCallContent {
     const NAME: &'static str = "ToolCallContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -13928,6 +18097,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -13935,6 +18105,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ToolCallContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13956,35 +18127,42 @@ impl Serialize for ToolCallContent {
         }
     }
 }
+
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
+
 impl From<String> for ToolCallId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ToolCallId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ToolCallId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ToolCallId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
@@ -14016,8 +18194,10 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallLocation {
     /// A `ToolCallLocation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -14025,17 +18205,36 @@ impl ToolCallLocation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Optional 1-based line number within the file.
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Execution status of a tool call.
 ///
 /// Tool calls progress through different statuses during their lifecycle.
@@ -14057,6 +18256,7 @@ pub enum ToolCallStatus {
     #[serde(rename = "failed")]
     Failed,
 }
+
 impl ToolCallStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolCallStatus] = &[
@@ -14065,10 +18265,12 @@ impl ToolCallStatus {
         ToolCallStatus::Completed,
         ToolCallStatus::Failed,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolCallStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -14079,11 +18281,13 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolCallStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolCallStatus {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -14095,8 +18299,10 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::str::FromStr for ToolCallStatus {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -14105,6 +18311,7 @@ impl ::std::str::FromStr for ToolCallStatus {
             ))
     }
 }
+
 /// An update to an existing tool call.
 ///
 /// Used to report progress and results as tools execute. All fields except
@@ -14191,8 +18398,10 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallUpdate {
     /// A `ToolCallUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -14207,52 +18416,120 @@ impl ToolCallUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `kind`.
+
+    /// Sets `kind`: Update the tool kind.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `kind` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_kind(mut self) -> Self {
+        self.kind = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: Update the execution status.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Update the human-readable title.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `name`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `name`: Update the programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Replace the content collection.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `locations`: Replace the locations collection.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Patch::Value(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `locations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_locations(mut self) -> Self {
+        self.locations = Patch::Null;
+        self
+    }
+
+    /// Sets `rawInput`: Update the raw input.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Update the raw output.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -14292,6 +18569,7 @@ pub enum ToolKind {
     #[serde(rename = "other")]
     Other,
 }
+
 impl ToolKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolKind] = &[
@@ -14306,10 +18584,12 @@ impl ToolKind {
         ToolKind::SwitchMode,
         ToolKind::Other,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "read" => Some(Self::Read),
@@ -14326,11 +18606,13 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolKind {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -14348,8 +18630,10 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::str::FromStr for ToolKind {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -14358,6 +18642,7 @@ impl ::std::str::FromStr for ToolKind {
             ))
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14390,20 +18675,32 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnarchiveSessionRequest {
     /// A `UnarchiveSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14425,17 +18722,29 @@ pub struct UnarchiveSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnarchiveSessionResponse {
     /// An empty `UnarchiveSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14463,17 +18772,29 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnknownStateUpdate {
     /// An empty `UnknownStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP for additional metadata.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14493,20 +18814,32 @@ pub struct UnstructuredCommandInput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnstructuredCommandInput {
     /// A `UnstructuredCommandInput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(hint: impl Into<String>) -> Self {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14561,8 +18894,10 @@ pub struct Usage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Usage {
     /// A `Usage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         total_tokens: impl Into<u64>,
         input_tokens: impl Into<u64>,
@@ -14578,27 +18913,64 @@ impl Usage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `thoughtTokens`.
+
+    /// Sets `thoughtTokens`: Total thought/reasoning tokens
+    #[must_use]
     pub fn thought_tokens(mut self, value: impl Into<u64>) -> Self {
         self.thought_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `cachedReadTokens`.
+
+    /// Sets `thoughtTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_thought_tokens(mut self) -> Self {
+        self.thought_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `cachedReadTokens`: Total cache read tokens.
+    #[must_use]
     pub fn cached_read_tokens(mut self, value: impl Into<u64>) -> Self {
         self.cached_read_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `cachedWriteTokens`.
+
+    /// Sets `cachedReadTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cached_read_tokens(mut self) -> Self {
+        self.cached_read_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `cachedWriteTokens`: Total cache write tokens.
+    #[must_use]
     pub fn cached_write_tokens(mut self, value: impl Into<u64>) -> Self {
         self.cached_write_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cachedWriteTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cached_write_tokens(mut self) -> Self {
+        self.cached_write_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14627,8 +18999,10 @@ pub struct UsageUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UsageUpdate {
     /// A `UsageUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
         Self {
             used: used.into(),
@@ -14637,17 +19011,36 @@ impl UsageUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cost`.
+
+    /// Sets `cost`: Cumulative session cost (optional).
+    #[must_use]
     pub fn cost(mut self, value: impl Into<Cost>) -> Self {
         self.cost = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cost` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cost(mut self) -> Self {
+        self.cost = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to wait for a terminal command to exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14671,8 +19064,10 @@ pub struct WaitForTerminalExitRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WaitForTerminalExitRequest {
     /// A `WaitForTerminalExitRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -14683,12 +19078,22 @@ impl WaitForTerminalExitRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response containing the exit status of a terminal command.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14721,8 +19126,10 @@ pub struct WaitForTerminalExitResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WaitForTerminalExitResponse {
     /// An empty `WaitForTerminalExitResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -14730,22 +19137,50 @@ impl WaitForTerminalExitResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: The process exit code (may be null if terminated by signal).
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<u32>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: The signal that terminated the process (may be null if exited normally).
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request to write content to a text file.
 ///
 /// Only available if the client supports the `fs.writeTextFile` capability.
@@ -14772,8 +19207,10 @@ pub struct WriteTextFileRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WriteTextFileRequest {
     /// A `WriteTextFileRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         path: impl Into<String>,
@@ -14786,12 +19223,22 @@ impl WriteTextFileRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to `fs/write_text_file`
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14809,246 +19256,368 @@ pub struct WriteTextFileResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl WriteTextFileResponse {
     /// An empty `WriteTextFileResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 impl ::acp_support::Notification for CancelRequestNotification {
     const METHOD: &'static str = "$/cancel_request";
 }
+
 impl ::acp_support::Request for AuthStatusRequest {
     const METHOD: &'static str = "auth/status";
+
     type Response = AuthStatusResponse;
 }
+
 impl ::acp_support::Notification for AuthStatusUpdateNotification {
     const METHOD: &'static str = "auth/status_update";
 }
+
 impl ::acp_support::Request for AuthenticateRequest {
     const METHOD: &'static str = "authenticate";
+
     type Response = AuthenticateResponse;
 }
+
 impl ::acp_support::Notification for CompleteElicitationNotification {
     const METHOD: &'static str = "elicitation/complete";
 }
+
 impl ::acp_support::Request for CreateElicitationRequest {
     const METHOD: &'static str = "elicitation/create";
+
     type Response = CreateElicitationResponse;
 }
+
 impl ::acp_support::Request for ReadTextFileRequest {
     const METHOD: &'static str = "fs/read_text_file";
+
     type Response = ReadTextFileResponse;
 }
+
 impl ::acp_support::Request for WriteTextFileRequest {
     const METHOD: &'static str = "fs/write_text_file";
+
     type Response = WriteTextFileResponse;
 }
+
 impl ::acp_support::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
+
     type Response = InitializeResponse;
 }
+
 impl ::acp_support::Request for LogoutRequest {
     const METHOD: &'static str = "logout";
+
     type Response = LogoutResponse;
 }
+
 impl ::acp_support::Notification for MessageMcpNotification {
     const METHOD: &'static str = "mcp/message";
 }
+
 impl ::acp_support::Request for MessageMcpRequest {
     const METHOD: &'static str = "mcp/message";
+
     type Response = MessageMcpResponse;
 }
+
 impl ::acp_support::Request for DisableProviderRequest {
     const METHOD: &'static str = "providers/disable";
+
     type Response = DisableProviderResponse;
 }
+
 impl ::acp_support::Request for ListProvidersRequest {
     const METHOD: &'static str = "providers/list";
+
     type Response = ListProvidersResponse;
 }
+
 impl ::acp_support::Request for SetProviderRequest {
     const METHOD: &'static str = "providers/set";
+
     type Response = SetProviderResponse;
 }
+
 impl ::acp_support::Request for InitializeProxyRequest {
     const METHOD: &'static str = "proxy/initialize";
+
     type Response = InitializeProxyResponse;
 }
+
 impl ::acp_support::Request for ProxySuccessorRequest {
     const METHOD: &'static str = "proxy/successor";
+
     type Response = ProxySuccessorResponse;
 }
+
 impl ::acp_support::Notification for ProxySuccessorNotification {
     const METHOD: &'static str = "proxy/successor";
 }
+
 impl ::acp_support::Request for ArchiveSessionRequest {
     const METHOD: &'static str = "session/archive";
+
     type Response = ArchiveSessionResponse;
 }
+
 impl ::acp_support::Notification for CancelNotification {
     const METHOD: &'static str = "session/cancel";
 }
+
 impl ::acp_support::Request for CloseSessionRequest {
     const METHOD: &'static str = "session/close";
+
     type Response = CloseSessionResponse;
 }
+
 impl ::acp_support::Request for DeleteSessionRequest {
     const METHOD: &'static str = "session/delete";
+
     type Response = DeleteSessionResponse;
 }
+
 impl ::acp_support::Request for ForkSessionRequest {
     const METHOD: &'static str = "session/fork";
+
     type Response = ForkSessionResponse;
 }
+
 impl ::acp_support::Request for ListSessionsRequest {
     const METHOD: &'static str = "session/list";
+
     type Response = ListSessionsResponse;
 }
+
 impl ::acp_support::Request for LoadSessionRequest {
     const METHOD: &'static str = "session/load";
+
     type Response = LoadSessionResponse;
 }
+
 impl ::acp_support::Request for NewSessionRequest {
     const METHOD: &'static str = "session/new";
+
     type Response = NewSessionResponse;
 }
+
 impl ::acp_support::Request for PromptRequest {
     const METHOD: &'static str = "session/prompt";
+
     type Response = PromptResponse;
 }
+
 impl ::acp_support::Request for RequestPermissionRequest {
     const METHOD: &'static str = "session/request_permission";
+
     type Response = RequestPermissionResponse;
 }
+
 impl ::acp_support::Request for ResumeSessionRequest {
     const METHOD: &'static str = "session/resume";
+
     type Response = ResumeSessionResponse;
 }
+
 impl ::acp_support::Request for SetSessionConfigOptionRequest {
     const METHOD: &'static str = "session/set_config_option";
+
     type Response = SetSessionConfigOptionResponse;
 }
+
 impl ::acp_support::Request for SetSessionModeRequest {
     const METHOD: &'static str = "session/set_mode";
+
     type Response = SetSessionModeResponse;
 }
+
 impl ::acp_support::Request for SetSessionTitleRequest {
     const METHOD: &'static str = "session/set_title";
+
     type Response = SetSessionTitleResponse;
 }
+
 impl ::acp_support::Request for SessionStatusRequest {
     const METHOD: &'static str = "session/status";
+
     type Response = SessionStatusResponse;
 }
+
 impl ::acp_support::Request for UnarchiveSessionRequest {
     const METHOD: &'static str = "session/unarchive";
+
     type Response = UnarchiveSessionResponse;
 }
+
 impl ::acp_support::Notification for SessionNotification {
     const METHOD: &'static str = "session/update";
 }
+
 impl ::acp_support::Request for CreateTerminalRequest {
     const METHOD: &'static str = "terminal/create";
+
     type Response = CreateTerminalResponse;
 }
+
 impl ::acp_support::Request for KillTerminalRequest {
     const METHOD: &'static str = "terminal/kill";
+
     type Response = KillTerminalResponse;
 }
+
 impl ::acp_support::Request for TerminalOutputRequest {
     const METHOD: &'static str = "terminal/output";
+
     type Response = TerminalOutputResponse;
 }
+
 impl ::acp_support::Request for ReleaseTerminalRequest {
     const METHOD: &'static str = "terminal/release";
+
     type Response = ReleaseTerminalResponse;
 }
+
 impl ::acp_support::Request for WaitForTerminalExitRequest {
     const METHOD: &'static str = "terminal/wait_for_exit";
+
     type Response = WaitForTerminalExitResponse;
 }
+
 /// The wire name of every method in this schema.
 pub mod methods {
     /// `$/cancel_request`, handled by: protocol.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
+
     /// `auth/status`, handled by: agent.
     pub const AUTH_STATUS: &str = "auth/status";
+
     /// `auth/status_update`, handled by: client.
     pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
+
     /// `authenticate`, handled by: agent.
     pub const AUTHENTICATE: &str = "authenticate";
+
     /// `elicitation/complete`, handled by: client.
     pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+
     /// `elicitation/create`, handled by: client.
     pub const ELICITATION_CREATE: &str = "elicitation/create";
+
     /// `fs/read_text_file`, handled by: client.
     pub const FS_READ_TEXT_FILE: &str = "fs/read_text_file";
+
     /// `fs/write_text_file`, handled by: client.
     pub const FS_WRITE_TEXT_FILE: &str = "fs/write_text_file";
+
     /// `initialize`, handled by: agent.
     pub const INITIALIZE: &str = "initialize";
+
     /// `logout`, handled by: agent.
     pub const LOGOUT: &str = "logout";
+
     /// `mcp/message`, handled by: agent, client.
     pub const MCP_MESSAGE: &str = "mcp/message";
+
     /// `providers/disable`, handled by: agent.
     pub const PROVIDERS_DISABLE: &str = "providers/disable";
+
     /// `providers/list`, handled by: agent.
     pub const PROVIDERS_LIST: &str = "providers/list";
+
     /// `providers/set`, handled by: agent.
     pub const PROVIDERS_SET: &str = "providers/set";
+
     /// `proxy/initialize`, handled by: proxy.
     pub const PROXY_INITIALIZE: &str = "proxy/initialize";
+
     /// `proxy/successor`, handled by: proxy, proxy.
     pub const PROXY_SUCCESSOR: &str = "proxy/successor";
+
     /// `session/archive`, handled by: agent.
     pub const SESSION_ARCHIVE: &str = "session/archive";
+
     /// `session/cancel`, handled by: agent.
     pub const SESSION_CANCEL: &str = "session/cancel";
+
     /// `session/close`, handled by: agent.
     pub const SESSION_CLOSE: &str = "session/close";
+
     /// `session/delete`, handled by: agent.
     pub const SESSION_DELETE: &str = "session/delete";
+
     /// `session/fork`, handled by: agent.
     pub const SESSION_FORK: &str = "session/fork";
+
     /// `session/list`, handled by: agent.
     pub const SESSION_LIST: &str = "session/list";
+
     /// `session/load`, handled by: agent.
     pub const SESSION_LOAD: &str = "session/load";
+
     /// `session/new`, handled by: agent.
     pub const SESSION_NEW: &str = "session/new";
+
     /// `session/prompt`, handled by: agent.
     pub const SESSION_PROMPT: &str = "session/prompt";
+
     /// `session/request_permission`, handled by: client.
     pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+
     /// `session/resume`, handled by: agent.
     pub const SESSION_RESUME: &str = "session/resume";
+
     /// `session/set_config_option`, handled by: agent.
     pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
+
     /// `session/set_mode`, handled by: agent.
     pub const SESSION_SET_MODE: &str = "session/set_mode";
+
     /// `session/set_title`, handled by: agent.
     pub const SESSION_SET_TITLE: &str = "session/set_title";
+
     /// `session/status`, handled by: agent.
     pub const SESSION_STATUS: &str = "session/status";
+
     /// `session/unarchive`, handled by: agent.
     pub const SESSION_UNARCHIVE: &str = "session/unarchive";
+
     /// `session/update`, handled by: client.
     pub const SESSION_UPDATE: &str = "session/update";
+
     /// `terminal/create`, handled by: client.
     pub const TERMINAL_CREATE: &str = "terminal/create";
+
     /// `terminal/kill`, handled by: client.
     pub const TERMINAL_KILL: &str = "terminal/kill";
+
     /// `terminal/output`, handled by: client.
     pub const TERMINAL_OUTPUT: &str = "terminal/output";
+
     /// `terminal/release`, handled by: client.
     pub const TERMINAL_RELEASE: &str = "terminal/release";
+
     /// `terminal/wait_for_exit`, handled by: client.
     pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
 }

@@ -251,6 +251,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "WriteTextFileRequest",
     "WriteTextFileResponse",
 ];
+
 /// The table the tests use.
 pub const REGISTRY: Registry = Registry {
     schema_file: "schema/v1/schema.unstable.json",
@@ -260,6 +261,7 @@ pub const REGISTRY: Registry = Registry {
     decode_notification,
     decode_response,
 };
+
 fn decode_type(
     name: &str,
     value: ::serde_json::Value,
@@ -577,12 +579,14 @@ fn decode_type(
         },
     )
 }
+
 fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
     None.or_else(|| routed(m::AgentRequest::from_method_and_params(method, params)))
         .or_else(|| routed(m::ClientRequest::from_method_and_params(method, params)))
         .or_else(|| routed(m::ProxyRequest::from_method_and_params(method, params)))
         .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
+
 fn decode_notification(
     method: &str,
     params: Option<&RawValue>,
@@ -604,6 +608,7 @@ fn decode_notification(
         })
         .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
+
 fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
     None.or_else(|| routed(m::AgentResponse::from_method_and_result(method, result)))
         .or_else(|| routed(m::ClientResponse::from_method_and_result(method, result)))

@@ -16,31 +16,37 @@ use ::serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AbsolutePath(pub String);
+
 impl From<String> for AbsolutePath {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AbsolutePath {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AbsolutePath {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AbsolutePath {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Authentication-related extension capabilities supported by the agent.
 ///
 /// This object does not advertise support for `auth/login` or `auth/logout`.
@@ -62,17 +68,29 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentAuthCapabilities {
     /// An empty `AgentAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the agent.
 ///
 /// Advertised during initialization to inform the client about
@@ -120,8 +138,10 @@ pub struct AgentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentCapabilities {
     /// An empty `AgentCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             session: Patch::Absent,
@@ -129,22 +149,50 @@ impl AgentCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `session`.
+
+    /// Sets `session`: Session capabilities supported by the agent.
+    #[must_use]
     pub fn session(mut self, value: impl Into<SessionCapabilities>) -> Self {
         self.session = Patch::Value(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `session` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_session(mut self) -> Self {
+        self.session = Patch::Null;
+        self
+    }
+
+    /// Sets `auth`: Authentication-related extension capabilities supported by the agent.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AgentAuthCapabilities>) -> Self {
         self.auth = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `auth` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_auth(mut self) -> Self {
+        self.auth = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An agent message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -187,8 +235,10 @@ pub struct AgentMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentMessage {
     /// A `AgentMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -196,17 +246,36 @@ impl AgentMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -237,6 +306,7 @@ pub enum AgentNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl AgentNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -246,6 +316,7 @@ impl AgentNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -275,6 +346,7 @@ impl AgentNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentNotification {
     fn route(
         method: &str,
@@ -282,10 +354,12 @@ impl ::acp_support::method::Routed for AgentNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentNotification::method(self)
     }
 }
+
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -299,6 +373,7 @@ impl Serialize for AgentNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -328,6 +403,7 @@ pub enum AgentRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl AgentRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -337,6 +413,7 @@ impl AgentRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -366,6 +443,7 @@ impl AgentRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentRequest {
     fn route(
         method: &str,
@@ -373,10 +451,12 @@ impl ::acp_support::method::Routed for AgentRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentRequest::method(self)
     }
 }
+
 impl Serialize for AgentRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -390,6 +470,7 @@ impl Serialize for AgentRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -421,6 +502,7 @@ pub enum AgentResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -440,6 +522,7 @@ impl AgentResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -509,6 +592,7 @@ impl AgentResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentResponse {
     fn route(
         method: &str,
@@ -517,10 +601,12 @@ impl ::acp_support::method::Routed for AgentResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         AgentResponse::method(self)
     }
 }
+
 impl Serialize for AgentResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -544,6 +630,7 @@ impl Serialize for AgentResponse {
         }
     }
 }
+
 /// An agent thought or reasoning message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -586,8 +673,10 @@ pub struct AgentThought {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentThought {
     /// A `AgentThought` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -595,17 +684,36 @@ impl AgentThought {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this thought message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -654,8 +762,10 @@ pub struct Annotations {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Annotations {
     /// An empty `Annotations`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             audience: Patch::Absent,
@@ -664,27 +774,64 @@ impl Annotations {
             meta: Patch::Absent,
         }
     }
-    /// Sets `audience`.
+
+    /// Sets `audience`: Intended recipients for this content, such as the user or assistant.
+    #[must_use]
     pub fn audience(mut self, value: impl Into<Vec<Role>>) -> Self {
         self.audience = Patch::Value(value.into());
         self
     }
-    /// Sets `lastModified`.
+
+    /// Sets `audience` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audience(mut self) -> Self {
+        self.audience = Patch::Null;
+        self
+    }
+
+    /// Sets `lastModified`: Timestamp indicating when the underlying resource was last modified.
+    #[must_use]
     pub fn last_modified(mut self, value: impl Into<String>) -> Self {
         self.last_modified = Patch::Value(value.into());
         self
     }
-    /// Sets `priority`.
+
+    /// Sets `lastModified` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_last_modified(mut self) -> Self {
+        self.last_modified = Patch::Null;
+        self
+    }
+
+    /// Sets `priority`: Relative importance of this content when clients choose what to surface, from 0 (least important) to 1 (most important).
+    #[must_use]
     pub fn priority(mut self, value: impl Into<f64>) -> Self {
         self.priority = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `priority` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_priority(mut self) -> Self {
+        self.priority = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -716,8 +863,10 @@ pub struct AudioContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AudioContent {
     /// A `AudioContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
         Self {
             data: data.into(),
@@ -726,17 +875,50 @@ impl AudioContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<AuthMethodTerminal> for AuthMethod {
+    /// The `terminal` member.
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
+impl From<AuthMethodAgent> for AuthMethod {
+    /// The `agent` member.
+    fn from(body: AuthMethodAgent) -> Self {
+        Self::Agent(body)
+    }
+}
+
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -761,6 +943,7 @@ pub enum AuthMethod {
     /// data, and otherwise ignore the method or display it generically.
     Other(UnknownVariant),
 }
+
 impl AuthMethod {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -771,10 +954,14 @@ impl AuthMethod {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AuthMethod {
     const NAME: &'static str = "AuthMethod";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal", "agent"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -785,10 +972,12 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -796,6 +985,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AuthMethod {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -817,6 +1007,7 @@ impl Serialize for AuthMethod {
         }
     }
 }
+
 /// Agent handles authentication itself through `auth/login`.
 ///
 /// The `type` discriminator value is `agent`.
@@ -850,8 +1041,10 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodAgent {
     /// A `AuthMethodAgent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             method_id: method_id.into(),
@@ -860,46 +1053,71 @@ impl AuthMethodAgent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for auth method values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
+
 impl From<String> for AuthMethodId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AuthMethodId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AuthMethodId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AuthMethodId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Terminal-based authentication method.
 ///
 /// The client runs the configured agent program as a separate interactive
@@ -945,8 +1163,10 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodTerminal {
     /// A `AuthMethodTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             method_id: method_id.into(),
@@ -957,27 +1177,57 @@ impl AuthMethodTerminal {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `args`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `args`: Additional arguments to append to the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Additional environment variables to set on the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Command> for AvailableCommand {
+    /// The `command` member.
+    fn from(body: Command) -> Self {
+        Self::Command(body)
+    }
+}
+
 /// A command the agent advertises to the client.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -998,6 +1248,7 @@ pub enum AvailableCommand {
     /// command using its `name` and `description`.
     Other(UnknownVariant),
 }
+
 impl AvailableCommand {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1007,10 +1258,14 @@ impl AvailableCommand {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AvailableCommand {
     const NAME: &'static str = "AvailableCommand";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["command"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1020,10 +1275,12 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AvailableCommand {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1031,6 +1288,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AvailableCommand {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1049,6 +1307,14 @@ impl Serialize for AvailableCommand {
         }
     }
 }
+
+impl From<TextCommandInput> for AvailableCommandInput {
+    /// The `text` member.
+    fn from(body: TextCommandInput) -> Self {
+        Self::Text(body)
+    }
+}
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1067,6 +1333,7 @@ pub enum AvailableCommandInput {
     /// command without structured input.
     Other(UnknownVariant),
 }
+
 impl AvailableCommandInput {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1076,10 +1343,14 @@ impl AvailableCommandInput {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
     const NAME: &'static str = "AvailableCommandInput";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["text"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1089,10 +1360,12 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1100,6 +1373,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AvailableCommandInput {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1118,6 +1392,7 @@ impl Serialize for AvailableCommandInput {
         }
     }
 }
+
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1141,20 +1416,32 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommandsUpdate {
     /// A `AvailableCommandsUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A listed terminal running in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1175,20 +1462,32 @@ pub struct BackgroundTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BackgroundTerminal {
     /// A `BackgroundTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A listed tool call whose work continues in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1209,20 +1508,46 @@ pub struct BackgroundToolCall {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BackgroundToolCall {
     /// A `BackgroundToolCall` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<BackgroundTerminal> for BackgroundWork {
+    /// The `terminal` member.
+    fn from(body: BackgroundTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
+impl From<BackgroundToolCall> for BackgroundWork {
+    /// The `tool_call` member.
+    fn from(body: BackgroundToolCall) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
 /// One piece of work running independently of the session's foreground work.
 ///
 /// Items reference entities the Client already tracks. The Agent MUST announce each item
@@ -1251,6 +1576,7 @@ pub enum BackgroundWork {
     /// cannot show what it is.
     Other(UnknownVariant),
 }
+
 impl BackgroundWork {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1261,10 +1587,14 @@ impl BackgroundWork {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for BackgroundWork {
     const NAME: &'static str = "BackgroundWork";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1275,10 +1605,12 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for BackgroundWork {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1286,6 +1618,7 @@ impl<'de> Deserialize<'de> for BackgroundWork {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for BackgroundWork {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1309,6 +1642,7 @@ impl Serialize for BackgroundWork {
         }
     }
 }
+
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1340,8 +1674,10 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             blob: blob.into(),
@@ -1350,17 +1686,36 @@ impl BlobResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1405,8 +1760,10 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanPropertySchema {
     /// An empty `BooleanPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -1415,27 +1772,64 @@ impl BooleanPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<bool>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
@@ -1459,20 +1853,32 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelRequestNotification {
     /// A `CancelRequestNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
@@ -1495,20 +1901,32 @@ pub struct CancelSessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelSessionNotification {
     /// A `CancelSessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for cancelling one terminal.
 ///
 /// Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
@@ -1544,8 +1962,10 @@ pub struct CancelTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelTerminalRequest {
     /// A `CancelTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -1556,12 +1976,22 @@ impl CancelTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from cancelling a terminal.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1579,17 +2009,29 @@ pub struct CancelTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelTerminalResponse {
     /// An empty `CancelTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for cancelling one tool call.
 ///
 /// Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
@@ -1624,8 +2066,10 @@ pub struct CancelToolCallRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelToolCallRequest {
     /// A `CancelToolCallRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         tool_call_id: impl Into<ToolCallId>,
@@ -1636,12 +2080,22 @@ impl CancelToolCallRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from cancelling a tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1659,17 +2113,29 @@ pub struct CancelToolCallResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelToolCallResponse {
     /// An empty `CancelToolCallResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The request was not approved and no option was selected.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1687,17 +2153,29 @@ pub struct CancelledPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelledPermissionOutcome {
     /// An empty `CancelledPermissionOutcome`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -1731,25 +2209,46 @@ pub struct ClientAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientAuthCapabilities {
     /// An empty `ClientAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             terminal: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the client supports `terminal` authentication methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<TerminalAuthCapabilities>) -> Self {
         self.terminal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `terminal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_terminal(mut self) -> Self {
+        self.terminal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
@@ -1795,8 +2294,10 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientCapabilities {
     /// An empty `ClientCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             auth: Patch::Absent,
@@ -1804,22 +2305,50 @@ impl ClientCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `auth`.
+
+    /// Sets `auth`: Authentication capabilities supported by the client.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<ClientAuthCapabilities>) -> Self {
         self.auth = Patch::Value(value.into());
         self
     }
-    /// Sets `elicitation`.
+
+    /// Sets `auth` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_auth(mut self) -> Self {
+        self.auth = Patch::Null;
+        self
+    }
+
+    /// Sets `elicitation`: Elicitation capabilities supported by the client.
+    #[must_use]
     pub fn elicitation(mut self, value: impl Into<ElicitationCapabilities>) -> Self {
         self.elicitation = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `elicitation` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_elicitation(mut self) -> Self {
+        self.elicitation = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1863,6 +2392,7 @@ pub enum ClientNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl ClientNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -1871,6 +2401,7 @@ impl ClientNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -1896,6 +2427,7 @@ impl ClientNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientNotification {
     fn route(
         method: &str,
@@ -1903,10 +2435,12 @@ impl ::acp_support::method::Routed for ClientNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientNotification::method(self)
     }
 }
+
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -1919,6 +2453,7 @@ impl Serialize for ClientNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2038,6 +2573,7 @@ pub enum ClientRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl ClientRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2057,6 +2593,7 @@ impl ClientRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -2124,6 +2661,7 @@ impl ClientRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientRequest {
     fn route(
         method: &str,
@@ -2131,10 +2669,12 @@ impl ::acp_support::method::Routed for ClientRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientRequest::method(self)
     }
 }
+
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2158,6 +2698,7 @@ impl Serialize for ClientRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2169,6 +2710,7 @@ pub enum ClientResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2178,6 +2720,7 @@ impl ClientResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -2208,6 +2751,7 @@ impl ClientResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientResponse {
     fn route(
         method: &str,
@@ -2216,10 +2760,12 @@ impl ::acp_support::method::Routed for ClientResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ClientResponse::method(self)
     }
 }
+
 impl Serialize for ClientResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2233,6 +2779,7 @@ impl Serialize for ClientResponse {
         }
     }
 }
+
 /// Request parameters for closing an active session.
 ///
 /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
@@ -2272,20 +2819,32 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionRequest {
     /// A `CloseSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2303,17 +2862,29 @@ pub struct CloseSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionResponse {
     /// An empty `CloseSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A slash command the user can invoke by including it in a prompt.
 ///
 /// The `type` discriminator value is `command`.
@@ -2348,8 +2919,10 @@ pub struct Command {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Command {
     /// A `Command` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -2358,17 +2931,36 @@ impl Command {
             meta: Patch::Absent,
         }
     }
-    /// Sets `input`.
+
+    /// Sets `input`: Input for the command if required
+    #[must_use]
     pub fn input(mut self, value: impl Into<AvailableCommandInput>) -> Self {
         self.input = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `input` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_input(mut self) -> Self {
+        self.input = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Permission request details for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2406,8 +2998,10 @@ pub struct CommandPermissionSubject {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CommandPermissionSubject {
     /// A `CommandPermissionSubject` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(command: impl Into<String>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             command: command.into(),
@@ -2417,51 +3011,85 @@ impl CommandPermissionSubject {
             meta: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: The associated tool call, when known.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
-    /// Sets `terminalId`.
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
+
+    /// Sets `terminalId`: The associated terminal, when already known.
+    #[must_use]
     pub fn terminal_id(mut self, value: impl Into<TerminalId>) -> Self {
         self.terminal_id = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `terminalId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_terminal_id(mut self) -> Self {
+        self.terminal_id = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a context compaction within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
+
 impl From<String> for CompactionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl CompactionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for CompactionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for CompactionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -2480,6 +3108,7 @@ pub enum CompactionStatus {
     /// extensions. Other unknown values are reserved for future ACP statuses.
     Other(String),
 }
+
 impl CompactionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [CompactionStatus] = &[
@@ -2488,10 +3117,12 @@ impl CompactionStatus {
         CompactionStatus::Failed,
         CompactionStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [CompactionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "in_progress" => Some(Self::InProgress),
@@ -2502,11 +3133,13 @@ impl CompactionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for CompactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl CompactionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -2518,31 +3151,38 @@ impl CompactionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for CompactionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for CompactionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for CompactionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for CompactionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2551,6 +3191,7 @@ impl Serialize for CompactionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for CompactionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2558,6 +3199,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -2582,8 +3224,10 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionSummaryChunk {
     /// A `CompactionSummaryChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         content: impl Into<ContentBlock>,
@@ -2594,12 +3238,22 @@ impl CompactionSummaryChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 ///
@@ -2645,8 +3299,10 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionUpdate {
     /// A `CompactionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         status: impl Into<CompactionStatus>,
@@ -2659,22 +3315,50 @@ impl CompactionUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `summary`.
+
+    /// Sets `summary`: Complete replacement user-displayable summary content for the compaction.
+    #[must_use]
     pub fn summary(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.summary = Patch::Value(value.into());
         self
     }
-    /// Sets `error`.
+
+    /// Sets `summary` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_summary(mut self) -> Self {
+        self.summary = Patch::Null;
+        self
+    }
+
+    /// Sets `error`: Human-readable error details for the compaction.
+    #[must_use]
     pub fn error(mut self, value: impl Into<String>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
@@ -2697,20 +3381,32 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompleteElicitationNotification {
     /// A `CompleteElicitationNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2734,20 +3430,32 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ConfigOptionUpdate {
     /// A `ConfigOptionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2767,20 +3475,67 @@ pub struct Content {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Content {
     /// A `Content` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<TextContent> for ContentBlock {
+    /// The `text` member.
+    fn from(body: TextContent) -> Self {
+        Self::Text(body)
+    }
+}
+
+impl From<ImageContent> for ContentBlock {
+    /// The `image` member.
+    fn from(body: ImageContent) -> Self {
+        Self::Image(body)
+    }
+}
+
+impl From<AudioContent> for ContentBlock {
+    /// The `audio` member.
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(body)
+    }
+}
+
+impl From<ResourceLink> for ContentBlock {
+    /// The `resource_link` member.
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(body)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    /// The `resource` member.
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(body)
+    }
+}
+
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
 /// Content blocks appear in:
@@ -2833,6 +3588,7 @@ pub enum ContentBlock {
     /// with `-32602`.
     Other(UnknownVariant),
 }
+
 impl ContentBlock {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -2846,9 +3602,12 @@ impl ContentBlock {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ContentBlock {
     const NAME: &'static str = "ContentBlock";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
         "image",
@@ -2856,6 +3615,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         "resource_link",
         "resource",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -2869,10 +3629,12 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -2880,6 +3642,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ContentBlock {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -2910,6 +3673,7 @@ impl Serialize for ContentBlock {
         }
     }
 }
+
 /// A streamed item of message content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2936,8 +3700,10 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ContentChunk {
     /// A `ContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message_id: impl Into<MessageId>,
         content: impl Into<ContentBlock>,
@@ -2948,12 +3714,22 @@ impl ContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2976,8 +3752,10 @@ pub struct Cost {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Cost {
     /// A `Cost` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
         Self {
             amount: amount.into(),
@@ -2985,12 +3763,22 @@ impl Cost {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request from the agent to elicit structured user input.
 ///
 /// The agent sends this to the client to request information from the user,
@@ -3029,8 +3817,10 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
 }
+
 impl CreateElicitationRequest {
     /// A `CreateElicitationRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message: impl Into<String>,
         mode: impl Into<CreateElicitationRequestMode>,
@@ -3041,12 +3831,36 @@ impl CreateElicitationRequest {
             mode: mode.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    /// The `form` member.
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(body)
+    }
+}
+
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    /// The `url` member.
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(body)
+    }
+}
+
 /// The `mode` variants of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3066,6 +3880,7 @@ pub enum CreateElicitationRequestMode {
     /// They MUST NOT render it as a known elicitation mode.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationRequestMode {
     /// The `mode` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3076,10 +3891,14 @@ impl CreateElicitationRequestMode {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
     const NAME: &'static str = "CreateElicitationRequestMode";
+
     const TAG: &'static str = "mode";
+
     const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3090,10 +3909,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3101,6 +3922,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3120,6 +3942,7 @@ impl Serialize for CreateElicitationRequestMode {
         }
     }
 }
+
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3140,20 +3963,39 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
 }
+
 impl CreateElicitationResponse {
     /// A `CreateElicitationResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(action: impl Into<CreateElicitationResponseAction>) -> Self {
         Self {
             meta: Patch::Absent,
             action: action.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    /// The `accept` member.
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
+    }
+}
+
 /// The `action` variants of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3175,6 +4017,7 @@ pub enum CreateElicitationResponseAction {
     /// responses, and otherwise MUST handle it as `cancel`.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationResponseAction {
     /// The `action` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3186,10 +4029,14 @@ impl CreateElicitationResponseAction {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
     const NAME: &'static str = "CreateElicitationResponseAction";
+
     const TAG: &'static str = "action";
+
     const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3201,10 +4048,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3212,6 +4061,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3224,6 +4074,7 @@ impl Serialize for CreateElicitationResponseAction {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "action")]
@@ -3237,6 +4088,7 @@ impl Serialize for CreateElicitationResponseAction {
         }
     }
 }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `session.delete` capability.
@@ -3259,20 +4111,32 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionRequest {
     /// A `DeleteSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3290,17 +4154,29 @@ pub struct DeleteSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionResponse {
     /// An empty `DeleteSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// File changes produced by a tool call.
 ///
 /// `changes` is authoritative for affected absolute paths and operations.
@@ -3340,8 +4216,10 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Diff {
     /// A `Diff` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(changes: impl Into<Vec<DiffChange>>) -> Self {
         Self {
             changes: changes.into(),
@@ -3349,17 +4227,36 @@ impl Diff {
             meta: Patch::Absent,
         }
     }
-    /// Sets `patch`.
+
+    /// Sets `patch`: Renderable patch text for some or all of the structured changes.
+    #[must_use]
     pub fn patch(mut self, value: impl Into<DiffPatch>) -> Self {
         self.patch = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `patch` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_patch(mut self) -> Self {
+        self.patch = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// One file-level change described by a `Diff`.
 ///
 /// Structured change metadata lets clients identify affected files and
@@ -3403,8 +4300,10 @@ pub struct DiffChange {
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
 }
+
 impl DiffChange {
     /// A `DiffChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(operation: impl Into<DiffChangeOperation>) -> Self {
         Self {
             file_type: Patch::Absent,
@@ -3413,22 +4312,50 @@ impl DiffChange {
             operation: operation.into(),
         }
     }
-    /// Sets `fileType`.
+
+    /// Sets `fileType`: File content kind after the operation (for `delete`, of the deleted file).
+    #[must_use]
     pub fn file_type(mut self, value: impl Into<DiffFileType>) -> Self {
         self.file_type = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `fileType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_file_type(mut self) -> Self {
+        self.file_type = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type of the file contents after the operation (for `delete`, of the deleted file).
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The `operation` variants of [`DiffChange`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3450,6 +4377,7 @@ pub enum DiffChangeOperation {
     /// future ACP variants.
     Other(UnknownVariant),
 }
+
 impl DiffChangeOperation {
     /// The `operation` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3463,9 +4391,12 @@ impl DiffChangeOperation {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
     const NAME: &'static str = "DiffChangeOperation";
+
     const TAG: &'static str = "operation";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "add",
         "delete",
@@ -3473,6 +4404,7 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
         "move",
         "copy",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3486,10 +4418,12 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for DiffChangeOperation {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3497,6 +4431,7 @@ impl<'de> Deserialize<'de> for DiffChangeOperation {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for DiffChangeOperation {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3519,6 +4454,7 @@ impl Serialize for DiffChangeOperation {
         }
     }
 }
+
 /// Kind of file content represented by a diff change.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -3538,6 +4474,7 @@ pub enum DiffFileType {
     /// future ACP variants.
     Other(String),
 }
+
 impl DiffFileType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [DiffFileType] = &[
@@ -3546,10 +4483,12 @@ impl DiffFileType {
         DiffFileType::Directory,
         DiffFileType::Symlink,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [DiffFileType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "text" => Some(Self::Text),
@@ -3560,11 +4499,13 @@ impl DiffFileType {
         }
     }
 }
+
 impl ::std::fmt::Display for DiffFileType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl DiffFileType {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -3576,31 +4517,38 @@ impl DiffFileType {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for DiffFileType {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for DiffFileType {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for DiffFileType {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for DiffFileType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3609,6 +4557,7 @@ impl Serialize for DiffFileType {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for DiffFileType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3616,6 +4565,7 @@ impl<'de> Deserialize<'de> for DiffFileType {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Renderable patch text and its format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3637,8 +4587,10 @@ pub struct DiffPatch {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DiffPatch {
     /// A `DiffPatch` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(format: impl Into<DiffPatchFormat>, text: impl Into<String>) -> Self {
         Self {
             format: format.into(),
@@ -3646,12 +4598,22 @@ impl DiffPatch {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text patch format used by `DiffPatch`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -3675,13 +4637,16 @@ pub enum DiffPatchFormat {
     /// future ACP variants.
     Other(String),
 }
+
 impl DiffPatchFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [DiffPatchFormat] = &[DiffPatchFormat::GitPatch];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [DiffPatchFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "git_patch" => Some(Self::GitPatch),
@@ -3689,11 +4654,13 @@ impl DiffPatchFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for DiffPatchFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl DiffPatchFormat {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -3702,31 +4669,38 @@ impl DiffPatchFormat {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for DiffPatchFormat {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for DiffPatchFormat {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for DiffPatchFormat {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for DiffPatchFormat {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3735,6 +4709,7 @@ impl Serialize for DiffPatchFormat {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for DiffPatchFormat {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3742,6 +4717,7 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3749,12 +4725,15 @@ pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
 }
+
 impl DiffPathChange {
     /// A `DiffPathChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<AbsolutePath>) -> Self {
         Self { path: path.into() }
     }
 }
+
 /// Operation metadata for move and copy changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3765,8 +4744,10 @@ pub struct DiffPathPairChange {
     /// Absolute path after the operation.
     pub path: AbsolutePath,
 }
+
 impl DiffPathPairChange {
     /// A `DiffPathPairChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         old_path: impl Into<AbsolutePath>,
         path: impl Into<AbsolutePath>,
@@ -3777,6 +4758,7 @@ impl DiffPathPairChange {
         }
     }
 }
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3787,12 +4769,16 @@ pub struct ElicitationAcceptAction {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
+
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { content: Patch::Absent }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: The user-provided content, if any, as an object matching the requested schema.
+    #[must_use]
     pub fn content(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
@@ -3800,7 +4786,15 @@ impl ElicitationAcceptAction {
         self.content = Patch::Value(value.into());
         self
     }
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
 }
+
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3838,8 +4832,10 @@ pub struct ElicitationCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationCapabilities {
     /// An empty `ElicitationCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             form: Patch::Absent,
@@ -3847,22 +4843,50 @@ impl ElicitationCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `form`.
+
+    /// Sets `form`: Whether the client supports form-based elicitation.
+    #[must_use]
     pub fn form(mut self, value: impl Into<ElicitationFormCapabilities>) -> Self {
         self.form = Patch::Value(value.into());
         self
     }
-    /// Sets `url`.
+
+    /// Sets `form` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_form(mut self) -> Self {
+        self.form = Patch::Null;
+        self
+    }
+
+    /// Sets `url`: Whether the client supports URL-based elicitation.
+    #[must_use]
     pub fn url(mut self, value: impl Into<ElicitationUrlCapabilities>) -> Self {
         self.url = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `url` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_url(mut self) -> Self {
+        self.url = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3883,6 +4907,7 @@ pub enum ElicitationContentValue {
     /// other value.
     Other(::serde_json::Value),
 }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
@@ -3902,17 +4927,29 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationFormCapabilities {
     /// An empty `ElicitationFormCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3924,8 +4961,10 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
 }
+
 impl ElicitationFormMode {
     /// A `ElicitationFormMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested_schema: impl Into<ElicitationSchema>,
         scope: impl Into<ElicitationFormModeScope>,
@@ -3936,6 +4975,7 @@ impl ElicitationFormMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationFormMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3946,35 +4986,77 @@ pub enum ElicitationFormModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// Unique identifier for an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
+
 impl From<String> for ElicitationId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ElicitationId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ElicitationId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ElicitationId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    /// The `string` member.
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(body)
+    }
+}
+
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    /// The `number` member.
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(body)
+    }
+}
+
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    /// The `integer` member.
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(body)
+    }
+}
+
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    /// The `boolean` member.
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(body)
+    }
+}
+
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    /// The `array` member.
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(body)
+    }
+}
+
 /// Property schema for elicitation form fields.
 ///
 /// Each variant corresponds to a JSON Schema `"type"` value.
@@ -4004,6 +5086,7 @@ pub enum ElicitationPropertySchema {
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(UnknownVariant),
 }
+
 impl ElicitationPropertySchema {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4017,9 +5100,12 @@ impl ElicitationPropertySchema {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
     const NAME: &'static str = "ElicitationPropertySchema";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "string",
         "number",
@@ -4027,6 +5113,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4040,10 +5127,12 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4051,6 +5140,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4073,6 +5163,7 @@ impl Serialize for ElicitationPropertySchema {
         }
     }
 }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -4082,14 +5173,17 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+
 impl ElicitationRequestScope {
     /// A `ElicitationRequestScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
         }
     }
 }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -4138,8 +5232,10 @@ pub struct ElicitationSchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationSchema {
     /// A `ElicitationSchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         type_: impl Into<ElicitationSchemaType>,
         properties: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
@@ -4153,27 +5249,64 @@ impl ElicitationSchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the schema.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `required`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `required`: List of required property names.
+    #[must_use]
     pub fn required(mut self, value: impl Into<Vec<String>>) -> Self {
         self.required = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `required` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_required(mut self) -> Self {
+        self.required = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional description of what this schema represents.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
@@ -4181,13 +5314,16 @@ pub enum ElicitationSchemaType {
     #[serde(rename = "object")]
     Object,
 }
+
 impl ElicitationSchemaType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ElicitationSchemaType] = &[ElicitationSchemaType::Object];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ElicitationSchemaType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
@@ -4195,11 +5331,13 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::fmt::Display for ElicitationSchemaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ElicitationSchemaType {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -4208,8 +5346,10 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::str::FromStr for ElicitationSchemaType {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -4218,6 +5358,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
             ))
     }
 }
+
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
@@ -4241,20 +5382,32 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+
 impl ElicitationSessionScope {
     /// A `ElicitationSessionScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: Optional tool call within the session.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -4274,17 +5427,29 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationUrlCapabilities {
     /// An empty `ElicitationUrlCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4298,8 +5463,10 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
 }
+
 impl ElicitationUrlMode {
     /// A `ElicitationUrlMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         elicitation_id: impl Into<ElicitationId>,
         url: impl Into<String>,
@@ -4312,6 +5479,7 @@ impl ElicitationUrlMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4322,6 +5490,7 @@ pub enum ElicitationUrlModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4350,8 +5519,10 @@ pub struct EmbeddedResource {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EmbeddedResource {
     /// A `EmbeddedResource` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
         Self {
             resource: resource.into(),
@@ -4359,17 +5530,36 @@ impl EmbeddedResource {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4379,6 +5569,7 @@ pub enum EmbeddedResourceResource {
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
 }
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4410,8 +5601,10 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnumOption {
     /// A `EnumOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(const_: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
             const_: const_.into(),
@@ -4420,17 +5613,36 @@ impl EnumOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4452,8 +5664,10 @@ pub struct EnvVariable {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnvVariable {
     /// A `EnvVariable` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -4461,12 +5675,22 @@ impl EnvVariable {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON-RPC error object.
 ///
 /// Represents an error that occurred during method execution, following the
@@ -4495,8 +5719,10 @@ pub struct Error {
     )]
     pub data: Patch<ErrorData>,
 }
+
 impl Error {
     /// A `Error` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -4504,12 +5730,22 @@ impl Error {
             data: Patch::Absent,
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional primitive or structured value that contains additional information about the error.
+    #[must_use]
     pub fn data(mut self, value: impl Into<ErrorData>) -> Self {
         self.data = Patch::Value(value.into());
         self
     }
+
+    /// Sets `data` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_data(mut self) -> Self {
+        self.data = Patch::Null;
+        self
+    }
 }
+
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -4542,6 +5778,7 @@ pub enum ErrorCode {
     /// Other undefined error code.
     Other(i32),
 }
+
 impl ErrorCode {
     /// The codes this build knows, in schema order.
     pub const KNOWN: &'static [ErrorCode] = &[
@@ -4555,10 +5792,12 @@ impl ErrorCode {
         ErrorCode::ResourceNotFound,
         ErrorCode::UnsupportedProtocolVersion,
     ];
+
     /// The codes this build knows, in schema order.
     pub fn known() -> &'static [ErrorCode] {
         Self::KNOWN
     }
+
     /// The numeric code.
     pub fn code(&self) -> i32 {
         match self {
@@ -4574,11 +5813,13 @@ impl ErrorCode {
             Self::Other(code) => *code,
         }
     }
+
     /// `true` unless this is a code this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
 }
+
 impl From<i32> for ErrorCode {
     fn from(code: i32) -> Self {
         match code {
@@ -4595,6 +5836,7 @@ impl From<i32> for ErrorCode {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4602,11 +5844,13 @@ impl<'de> Deserialize<'de> for ErrorCode {
         i32::deserialize(deserializer).map(Self::from)
     }
 }
+
 impl ::std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         write!(f, "{}", self.code())
     }
 }
+
 impl Serialize for ErrorCode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4615,6 +5859,7 @@ impl Serialize for ErrorCode {
         self.code().serialize(serializer)
     }
 }
+
 /// Schema for [`Error::data`]: the shapes ACP defines, or any other value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4626,6 +5871,7 @@ pub enum ErrorData {
     /// The `Other` member.
     Other(::serde_json::Value),
 }
+
 /// Details of a failure that ended active work.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4641,17 +5887,29 @@ pub struct ErrorStopReason {
     )]
     pub error: Patch<Error>,
 }
+
 impl ErrorStopReason {
     /// An empty `ErrorStopReason`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { error: Patch::Absent }
     }
-    /// Sets `error`.
+
+    /// Sets `error`: The failure, as a JSON-RPC error object.
+    #[must_use]
     pub fn error(mut self, value: impl Into<Error>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
 }
+
 /// Allows either side to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -4660,11 +5918,13 @@ impl ErrorStopReason {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtNotification {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4673,11 +5933,13 @@ impl From<::serde_json::Value> for ExtNotification {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtRequest {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -4686,11 +5948,13 @@ impl From<::serde_json::Value> for ExtRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4712,8 +5976,10 @@ pub struct HttpHeader {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl HttpHeader {
     /// A `HttpHeader` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -4721,12 +5987,22 @@ impl HttpHeader {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An optionally-sized icon that can be displayed in a user interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4780,8 +6056,10 @@ pub struct Icon {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Icon {
     /// A `Icon` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(src: impl Into<String>) -> Self {
         Self {
             src: src.into(),
@@ -4791,27 +6069,64 @@ impl Icon {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `sizes`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `sizes`: Optional array of strings that specify sizes at which the icon can be used.
+    #[must_use]
     pub fn sizes(mut self, value: impl Into<Vec<String>>) -> Self {
         self.sizes = Patch::Value(value.into());
         self
     }
-    /// Sets `theme`.
+
+    /// Sets `sizes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sizes(mut self) -> Self {
+        self.sizes = Patch::Null;
+        self
+    }
+
+    /// Sets `theme`: Optional theme this icon is designed for.
+    #[must_use]
     pub fn theme(mut self, value: impl Into<IconTheme>) -> Self {
         self.theme = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `theme` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_theme(mut self) -> Self {
+        self.theme = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Theme an icon is designed for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -4827,13 +6142,16 @@ pub enum IconTheme {
     /// future ACP variants.
     Other(String),
 }
+
 impl IconTheme {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [IconTheme] = &[IconTheme::Light, IconTheme::Dark];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [IconTheme] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "light" => Some(Self::Light),
@@ -4842,11 +6160,13 @@ impl IconTheme {
         }
     }
 }
+
 impl ::std::fmt::Display for IconTheme {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl IconTheme {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -4856,31 +6176,38 @@ impl IconTheme {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for IconTheme {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for IconTheme {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for IconTheme {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for IconTheme {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4889,6 +6216,7 @@ impl Serialize for IconTheme {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for IconTheme {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4896,6 +6224,7 @@ impl<'de> Deserialize<'de> for IconTheme {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// No foreground work is active. Background activity may continue.
 ///
 /// Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -4937,8 +6266,10 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
 }
+
 impl IdleStateUpdate {
     /// A `IdleStateUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(stop_reason: impl Into<IdleStateUpdateStopReason>) -> Self {
         Self {
             background: Patch::Absent,
@@ -4946,17 +6277,43 @@ impl IdleStateUpdate {
             stop_reason: stop_reason.into(),
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    /// The `error` member.
+    fn from(body: ErrorStopReason) -> Self {
+        Self::Error(body)
+    }
+}
+
 /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 ///
 /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
@@ -5001,6 +6358,7 @@ pub enum IdleStateUpdateStopReason {
     /// No stop reason: `stopReason` is omitted or `null`.
     None,
 }
+
 impl IdleStateUpdateStopReason {
     /// The `stopReason` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -5016,9 +6374,12 @@ impl IdleStateUpdateStopReason {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
     const NAME: &'static str = "IdleStateUpdateStopReason";
+
     const TAG: &'static str = "stopReason";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "end_turn",
         "max_tokens",
@@ -5027,6 +6388,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -5047,13 +6409,16 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn none() -> Option<Self> {
         Some(Self::None)
     }
 }
+
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5061,6 +6426,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5073,6 +6439,7 @@ impl Serialize for IdleStateUpdateStopReason {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "stopReason")]
@@ -5098,6 +6465,7 @@ impl Serialize for IdleStateUpdateStopReason {
         }
     }
 }
+
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5138,8 +6506,10 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ImageContent {
     /// A `ImageContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
         Self {
             data: data.into(),
@@ -5149,22 +6519,50 @@ impl ImageContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `uri`.
+
+    /// Sets `uri`: URI associated with this resource or media payload.
+    #[must_use]
     pub fn uri(mut self, value: impl Into<String>) -> Self {
         self.uri = Patch::Value(value.into());
         self
     }
-    /// Sets `annotations`.
+
+    /// Sets `uri` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_uri(mut self) -> Self {
+        self.uri = Patch::Null;
+        self
+    }
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -5202,8 +6600,10 @@ pub struct Implementation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Implementation {
     /// A `Implementation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5212,17 +6612,36 @@ impl Implementation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the initialize method.
 ///
 /// Sent by the client to establish connection and negotiate capabilities.
@@ -5256,8 +6675,10 @@ pub struct InitializeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeRequest {
     /// A `InitializeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         protocol_version: impl Into<ProtocolVersion>,
         info: impl Into<Implementation>,
@@ -5269,17 +6690,29 @@ impl InitializeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Capabilities supported by the client.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<ClientCapabilities>) -> Self {
         self.capabilities = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `initialize` method.
 ///
 /// Contains the negotiated protocol version and agent capabilities.
@@ -5330,8 +6763,10 @@ pub struct InitializeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeResponse {
     /// A `InitializeResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         protocol_version: impl Into<ProtocolVersion>,
         info: impl Into<Implementation>,
@@ -5344,22 +6779,36 @@ impl InitializeResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Capabilities supported by the agent.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<AgentCapabilities>) -> Self {
         self.capabilities = Some(value.into());
         self
     }
-    /// Sets `authMethods`.
+
+    /// Sets `authMethods`: Authentication methods supported by the agent.
+    #[must_use]
     pub fn auth_methods(mut self, value: impl Into<Vec<AuthMethod>>) -> Self {
         self.auth_methods = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5414,8 +6863,10 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl IntegerPropertySchema {
     /// An empty `IntegerPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -5426,37 +6877,92 @@ impl IntegerPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<i64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<i64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<i64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5487,8 +6993,10 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsRequest {
     /// An empty `ListSessionsRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cwd: Patch::Absent,
@@ -5496,22 +7004,50 @@ impl ListSessionsRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Filter sessions by working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<AbsolutePath>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `cursor`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `cursor`: Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
+    #[must_use]
     pub fn cursor(mut self, value: impl Into<SessionListCursor>) -> Self {
         self.cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cursor(mut self) -> Self {
+        self.cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5537,8 +7073,10 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsResponse {
     /// A `ListSessionsResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
         Self {
             sessions: sessions.into(),
@@ -5546,17 +7084,36 @@ impl ListSessionsResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `nextCursor`.
+
+    /// Sets `nextCursor`: Opaque cursor token.
+    #[must_use]
     pub fn next_cursor(mut self, value: impl Into<SessionListCursor>) -> Self {
         self.next_cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `nextCursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_next_cursor(mut self) -> Self {
+        self.next_cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the `auth/login` method.
 ///
 /// Specifies which authentication method to use.
@@ -5584,20 +7141,32 @@ pub struct LoginAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoginAuthRequest {
     /// A `LoginAuthRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `auth/login` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5615,17 +7184,29 @@ pub struct LoginAuthResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoginAuthResponse {
     /// An empty `LoginAuthResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the `auth/logout` method.
 ///
 /// Terminates the current authenticated session.
@@ -5649,17 +7230,29 @@ pub struct LogoutAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutAuthRequest {
     /// An empty `LogoutAuthRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `auth/logout` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5677,17 +7270,29 @@ pub struct LogoutAuthResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutAuthResponse {
     /// An empty `LogoutAuthResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// MCP capabilities supported by the agent for session lifecycle requests.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5725,8 +7330,10 @@ pub struct McpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpCapabilities {
     /// An empty `McpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             stdio: Patch::Absent,
@@ -5734,22 +7341,50 @@ impl McpCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `stdio`.
+
+    /// Sets `stdio`: Agent supports `stdio` MCP servers.
+    #[must_use]
     pub fn stdio(mut self, value: impl Into<McpStdioCapabilities>) -> Self {
         self.stdio = Patch::Value(value.into());
         self
     }
-    /// Sets `http`.
+
+    /// Sets `stdio` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_stdio(mut self) -> Self {
+        self.stdio = Patch::Null;
+        self
+    }
+
+    /// Sets `http`: Agent supports `http` MCP servers.
+    #[must_use]
     pub fn http(mut self, value: impl Into<McpHttpCapabilities>) -> Self {
         self.http = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `http` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_http(mut self) -> Self {
+        self.http = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for HTTP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
@@ -5769,17 +7404,43 @@ pub struct McpHttpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpHttpCapabilities {
     /// An empty `McpHttpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<McpServerHttp> for McpServer {
+    /// The `http` member.
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(body)
+    }
+}
+
+impl From<McpServerStdio> for McpServer {
+    /// The `stdio` member.
+    fn from(body: McpServerStdio) -> Self {
+        Self::Stdio(body)
+    }
+}
+
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
 /// MCP servers provide tools and context that the agent can use when
@@ -5809,6 +7470,7 @@ pub enum McpServer {
     /// with `-32602`.
     Other(UnknownVariant),
 }
+
 impl McpServer {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -5819,10 +7481,14 @@ impl McpServer {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for McpServer {
     const NAME: &'static str = "McpServer";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["http", "stdio"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -5833,10 +7499,12 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5844,6 +7512,7 @@ impl<'de> Deserialize<'de> for McpServer {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for McpServer {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5863,6 +7532,7 @@ impl Serialize for McpServer {
         }
     }
 }
+
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5888,8 +7558,10 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerHttp {
     /// A `McpServerHttp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5898,17 +7570,29 @@ impl McpServerHttp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `headers`.
+
+    /// Sets `headers`: HTTP headers to set when making requests to the MCP server.
+    #[must_use]
     pub fn headers(mut self, value: impl Into<Vec<HttpHeader>>) -> Self {
         self.headers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5937,8 +7621,10 @@ pub struct McpServerStdio {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerStdio {
     /// A `McpServerStdio` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, command: impl Into<AbsolutePath>) -> Self {
         Self {
             name: name.into(),
@@ -5948,22 +7634,36 @@ impl McpServerStdio {
             meta: Patch::Absent,
         }
     }
-    /// Sets `args`.
+
+    /// Sets `args`: Command-line arguments to pass to the MCP server.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Environment variables to set when launching the MCP server.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for stdio MCP server transports.
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
@@ -5983,46 +7683,64 @@ pub struct McpStdioCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpStdioCapabilities {
     /// An empty `McpStdioCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An Internet media type identifying the format of protocol content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MediaType(pub String);
+
 impl From<String> for MediaType {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MediaType {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MediaType {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MediaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Identifier for a message, unique among messages of the same type within a session.
 ///
 /// Each message type, such as user messages, agent messages, and agent thoughts,
@@ -6031,31 +7749,44 @@ impl ::std::fmt::Display for MediaType {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
+
 impl From<String> for MessageId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MessageId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MessageId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MessageId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    /// The `string` member.
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -6069,6 +7800,7 @@ pub enum MultiSelectItems {
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
     Titled(TitledMultiSelectItems),
 }
+
 impl MultiSelectItems {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -6079,10 +7811,14 @@ impl MultiSelectItems {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for MultiSelectItems {
     const NAME: &'static str = "MultiSelectItems";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["string"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -6092,15 +7828,18 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(TitledMultiSelectItems::deserialize(body).map(Self::Titled))
     }
 }
+
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6108,6 +7847,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for MultiSelectItems {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6127,6 +7867,7 @@ impl Serialize for MultiSelectItems {
         }
     }
 }
+
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6183,8 +7924,10 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MultiSelectPropertySchema {
     /// A `MultiSelectPropertySchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(items: impl Into<MultiSelectItems>) -> Self {
         Self {
             title: Patch::Absent,
@@ -6196,37 +7939,92 @@ impl MultiSelectPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minItems`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minItems`: Minimum number of items to select.
+    #[must_use]
     pub fn min_items(mut self, value: impl Into<u64>) -> Self {
         self.min_items = Patch::Value(value.into());
         self
     }
-    /// Sets `maxItems`.
+
+    /// Sets `minItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_items(mut self) -> Self {
+        self.min_items = Patch::Null;
+        self
+    }
+
+    /// Sets `maxItems`: Maximum number of items to select.
+    #[must_use]
     pub fn max_items(mut self, value: impl Into<u64>) -> Self {
         self.max_items = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maxItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_items(mut self) -> Self {
+        self.max_items = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default selected values.
+    #[must_use]
     pub fn default(mut self, value: impl Into<Vec<String>>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
@@ -6262,8 +8060,10 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionRequest {
     /// A `NewSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             cwd: cwd.into(),
@@ -6272,7 +8072,9 @@ impl NewSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -6280,17 +8082,29 @@ impl NewSessionRequest {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP (Model Context Protocol) servers the agent should connect to.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from creating a new session.
 ///
 /// New sessions default to `idle` until a state update reports otherwise.
@@ -6343,8 +8157,10 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionResponse {
     /// A `NewSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -6353,12 +8169,16 @@ impl NewSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `configOptions`.
+
+    /// Sets `configOptions`: Initial session configuration options.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Some(value.into());
         self
     }
-    /// Sets `availableCommands`.
+
+    /// Sets `availableCommands`: Initial commands the agent can execute in this session.
+    #[must_use]
     pub fn available_commands(
         mut self,
         value: impl Into<Vec<AvailableCommand>>,
@@ -6366,12 +8186,22 @@ impl NewSessionResponse {
         self.available_commands = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -6408,8 +8238,10 @@ pub struct Notice {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Notice {
     /// A `Notice` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
         Self {
             severity: severity.into(),
@@ -6418,17 +8250,36 @@ impl Notice {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional plain-text detail or guidance.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Severity hint for a session notice.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -6445,6 +8296,7 @@ pub enum NoticeSeverity {
     /// extensions. Other unknown values are reserved for future ACP severities.
     Other(String),
 }
+
 impl NoticeSeverity {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [NoticeSeverity] = &[
@@ -6452,10 +8304,12 @@ impl NoticeSeverity {
         NoticeSeverity::Warning,
         NoticeSeverity::Error,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [NoticeSeverity] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "info" => Some(Self::Info),
@@ -6465,11 +8319,13 @@ impl NoticeSeverity {
         }
     }
 }
+
 impl ::std::fmt::Display for NoticeSeverity {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl NoticeSeverity {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6480,31 +8336,38 @@ impl NoticeSeverity {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for NoticeSeverity {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for NoticeSeverity {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for NoticeSeverity {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for NoticeSeverity {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6513,6 +8376,7 @@ impl Serialize for NoticeSeverity {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for NoticeSeverity {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6520,6 +8384,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6574,8 +8439,10 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NumberPropertySchema {
     /// An empty `NumberPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -6586,37 +8453,92 @@ impl NumberPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<f64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<f64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<f64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6641,8 +8563,10 @@ pub struct PermissionOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PermissionOption {
     /// A `PermissionOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         option_id: impl Into<PermissionOptionId>,
         name: impl Into<String>,
@@ -6655,41 +8579,57 @@ impl PermissionOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
+
 impl From<String> for PermissionOptionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PermissionOptionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PermissionOptionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The type of permission option being presented to the user.
 ///
 /// Helps clients choose appropriate icons and UI treatment.
@@ -6711,6 +8651,7 @@ pub enum PermissionOptionKind {
     /// future ACP variants.
     Other(String),
 }
+
 impl PermissionOptionKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PermissionOptionKind] = &[
@@ -6719,10 +8660,12 @@ impl PermissionOptionKind {
         PermissionOptionKind::RejectOnce,
         PermissionOptionKind::RejectAlways,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PermissionOptionKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "allow_once" => Some(Self::AllowOnce),
@@ -6733,11 +8676,13 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PermissionOptionKind {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6749,31 +8694,38 @@ impl PermissionOptionKind {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PermissionOptionKind {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PermissionOptionKind {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PermissionOptionKind {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PermissionOptionKind {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6782,6 +8734,7 @@ impl Serialize for PermissionOptionKind {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PermissionOptionKind {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6789,6 +8742,7 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
@@ -6817,8 +8771,10 @@ pub struct PlanEntry {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanEntry {
     /// A `PlanEntry` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         content: impl Into<String>,
         priority: impl Into<PlanEntryPriority>,
@@ -6831,12 +8787,22 @@ impl PlanEntry {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Priority levels for plan entries.
 ///
 /// Used to indicate the relative importance or urgency of different
@@ -6858,6 +8824,7 @@ pub enum PlanEntryPriority {
     /// future ACP variants.
     Other(String),
 }
+
 impl PlanEntryPriority {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryPriority] = &[
@@ -6865,10 +8832,12 @@ impl PlanEntryPriority {
         PlanEntryPriority::Medium,
         PlanEntryPriority::Low,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryPriority] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "high" => Some(Self::High),
@@ -6878,11 +8847,13 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryPriority {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryPriority {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6893,31 +8864,38 @@ impl PlanEntryPriority {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PlanEntryPriority {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PlanEntryPriority {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PlanEntryPriority {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PlanEntryPriority {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6926,6 +8904,7 @@ impl Serialize for PlanEntryPriority {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PlanEntryPriority {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6933,6 +8912,7 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -6955,6 +8935,7 @@ pub enum PlanEntryStatus {
     /// future ACP variants.
     Other(String),
 }
+
 impl PlanEntryStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryStatus] = &[
@@ -6963,10 +8944,12 @@ impl PlanEntryStatus {
         PlanEntryStatus::Completed,
         PlanEntryStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -6977,11 +8960,13 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6993,31 +8978,38 @@ impl PlanEntryStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PlanEntryStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PlanEntryStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PlanEntryStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PlanEntryStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7026,6 +9018,7 @@ impl Serialize for PlanEntryStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PlanEntryStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7033,35 +9026,42 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Unique identifier for a plan within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
+
 impl From<String> for PlanId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PlanId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PlanId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PlanId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7088,8 +9088,10 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanItems {
     /// A `PlanItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, entries: impl Into<Vec<PlanEntry>>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -7097,12 +9099,22 @@ impl PlanItems {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A content update for a plan identified by ID.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7122,20 +9134,39 @@ pub struct PlanUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanUpdate {
     /// A `PlanUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan: impl Into<PlanUpdateContent>) -> Self {
         Self {
             plan: plan.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<PlanItems> for PlanUpdateContent {
+    /// The `items` member.
+    fn from(body: PlanItems) -> Self {
+        Self::Items(body)
+    }
+}
+
 /// Updated content for a plan.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -7154,6 +9185,7 @@ pub enum PlanUpdateContent {
     /// content for the same `planId`.
     Other(UnknownVariant),
 }
+
 impl PlanUpdateContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7163,10 +9195,14 @@ impl PlanUpdateContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
     const NAME: &'static str = "PlanUpdateContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["items"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7176,10 +9212,12 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7187,6 +9225,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for PlanUpdateContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7205,6 +9244,7 @@ impl Serialize for PlanUpdateContent {
         }
     }
 }
+
 /// Capabilities for audio content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
@@ -7224,17 +9264,29 @@ pub struct PromptAudioCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptAudioCapabilities {
     /// An empty `PromptAudioCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for `text`
@@ -7297,8 +9349,10 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptCapabilities {
     /// An empty `PromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             image: Patch::Absent,
@@ -7307,17 +9361,37 @@ impl PromptCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `image`.
+
+    /// Sets `image`: Agent supports `image` content blocks.
+    #[must_use]
     pub fn image(mut self, value: impl Into<PromptImageCapabilities>) -> Self {
         self.image = Patch::Value(value.into());
         self
     }
-    /// Sets `audio`.
+
+    /// Sets `image` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_image(mut self) -> Self {
+        self.image = Patch::Null;
+        self
+    }
+
+    /// Sets `audio`: Agent supports `audio` content blocks.
+    #[must_use]
     pub fn audio(mut self, value: impl Into<PromptAudioCapabilities>) -> Self {
         self.audio = Patch::Value(value.into());
         self
     }
-    /// Sets `embeddedContext`.
+
+    /// Sets `audio` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audio(mut self) -> Self {
+        self.audio = Patch::Null;
+        self
+    }
+
+    /// Sets `embeddedContext`: Agent supports embedded context in `session/prompt` requests.
+    #[must_use]
     pub fn embedded_context(
         mut self,
         value: impl Into<PromptEmbeddedContextCapabilities>,
@@ -7325,12 +9399,29 @@ impl PromptCapabilities {
         self.embedded_context = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `embeddedContext` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_embedded_context(mut self) -> Self {
+        self.embedded_context = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for embedded context in prompt requests.
 ///
 /// Supplying `{}` means the agent supports embedded context in prompts.
@@ -7350,17 +9441,29 @@ pub struct PromptEmbeddedContextCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptEmbeddedContextCapabilities {
     /// An empty `PromptEmbeddedContextCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for image content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports image content in prompts.
@@ -7380,17 +9483,29 @@ pub struct PromptImageCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptImageCapabilities {
     /// An empty `PromptImageCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -7432,8 +9547,10 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptRequest {
     /// A `PromptRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         prompt: impl Into<Vec<ContentBlock>>,
@@ -7444,12 +9561,22 @@ impl PromptRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response acknowledging that a user prompt was inserted into the ACP conversation.
 ///
 /// This response does not indicate that the prompt was merely received or held, nor that the
@@ -7485,20 +9612,32 @@ pub struct PromptResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptResponse {
     /// A `PromptResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -7517,11 +9656,20 @@ impl PromptResponse {
 )]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
+
 impl From<u16> for ProtocolVersion {
     fn from(value: u16) -> Self {
         Self(value)
     }
 }
+
+impl From<ReplayFromStart> for ReplayFrom {
+    /// The `start` member.
+    fn from(body: ReplayFromStart) -> Self {
+        Self::Start(body)
+    }
+}
+
 /// Inclusive cursor describing where replayed session history should begin.
 ///
 /// Replay includes the position identified by the cursor.
@@ -7542,6 +9690,7 @@ pub enum ReplayFrom {
     /// substituting another cursor or resuming without replay.
     Other(UnknownVariant),
 }
+
 impl ReplayFrom {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7551,10 +9700,14 @@ impl ReplayFrom {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ReplayFrom {
     const NAME: &'static str = "ReplayFrom";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["start"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7564,10 +9717,12 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ReplayFrom {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7575,6 +9730,7 @@ impl<'de> Deserialize<'de> for ReplayFrom {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ReplayFrom {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7593,6 +9749,7 @@ impl Serialize for ReplayFrom {
         }
     }
 }
+
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7610,17 +9767,29 @@ pub struct ReplayFromStart {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReplayFromStart {
     /// An empty `ReplayFromStart`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 ///
 /// The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -7634,6 +9803,21 @@ pub enum RequestId {
     /// A string request ID.
     Str(String),
 }
+
+impl From<CancelledPermissionOutcome> for RequestPermissionOutcome {
+    /// The `cancelled` member.
+    fn from(body: CancelledPermissionOutcome) -> Self {
+        Self::Cancelled(body)
+    }
+}
+
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    /// The `selected` member.
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
+    }
+}
+
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -7666,6 +9850,7 @@ pub enum RequestPermissionOutcome {
     /// permission request according to policy.
     Other(UnknownVariant),
 }
+
 impl RequestPermissionOutcome {
     /// The `outcome` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7676,10 +9861,14 @@ impl RequestPermissionOutcome {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
     const NAME: &'static str = "RequestPermissionOutcome";
+
     const TAG: &'static str = "outcome";
+
     const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7694,10 +9883,12 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7705,6 +9896,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7728,6 +9920,7 @@ impl Serialize for RequestPermissionOutcome {
         }
     }
 }
+
 /// Request for user permission to proceed with an operation.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -7776,8 +9969,10 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionRequest {
     /// A `RequestPermissionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         title: impl Into<String>,
@@ -7792,22 +9987,50 @@ impl RequestPermissionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable explanation of why permission is needed.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `subject`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `subject`: Optional structured context about the operation requiring permission.
+    #[must_use]
     pub fn subject(mut self, value: impl Into<RequestPermissionSubject>) -> Self {
         self.subject = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `subject` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_subject(mut self) -> Self {
+        self.subject = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7827,20 +10050,46 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionResponse {
     /// A `RequestPermissionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
+    /// The `tool_call` member.
+    fn from(body: ToolCallPermissionSubject) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
+impl From<CommandPermissionSubject> for RequestPermissionSubject {
+    /// The `command` member.
+    fn from(body: CommandPermissionSubject) -> Self {
+        Self::Command(body)
+    }
+}
+
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -7861,6 +10110,7 @@ pub enum RequestPermissionSubject {
     /// according to policy.
     Other(UnknownVariant),
 }
+
 impl RequestPermissionSubject {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7871,10 +10121,14 @@ impl RequestPermissionSubject {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
     const NAME: &'static str = "RequestPermissionSubject";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["tool_call", "command"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7887,10 +10141,12 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7898,6 +10154,7 @@ impl<'de> Deserialize<'de> for RequestPermissionSubject {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionSubject {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7919,6 +10176,7 @@ impl Serialize for RequestPermissionSubject {
         }
     }
 }
+
 /// The foreground workflow as a whole is blocked on user action.
 ///
 /// Agents SHOULD report this state when foreground work cannot progress without
@@ -7957,25 +10215,46 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequiresActionStateUpdate {
     /// An empty `RequiresActionStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8052,8 +10331,10 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResourceLink {
     /// A `ResourceLink` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -8067,42 +10348,106 @@ impl ResourceLink {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional display title for end-user UI.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `icons`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    #[must_use]
     pub fn icons(mut self, value: impl Into<Vec<Icon>>) -> Self {
         self.icons = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `icons` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_icons(mut self) -> Self {
+        self.icons = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: Optional size of the linked resource in bytes, if known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<u64>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `annotations`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session and optionally replays retained conversation
@@ -8162,8 +10507,10 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionRequest {
     /// A `ResumeSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -8174,7 +10521,9 @@ impl ResumeSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -8182,22 +10531,43 @@ impl ResumeSessionRequest {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `replayFrom`.
+
+    /// Sets `replayFrom`: Inclusive cursor describing where conversation replay should begin.
+    #[must_use]
     pub fn replay_from(mut self, value: impl Into<ReplayFrom>) -> Self {
         self.replay_from = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `replayFrom` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_replay_from(mut self) -> Self {
+        self.replay_from = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from resuming an existing session.
 ///
 /// The agent MUST send a current `state_update` after any requested history
@@ -8245,8 +10615,10 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionResponse {
     /// An empty `ResumeSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             config_options: None,
@@ -8254,12 +10626,16 @@ impl ResumeSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `configOptions`.
+
+    /// Sets `configOptions`: Initial session configuration options.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Some(value.into());
         self
     }
-    /// Sets `availableCommands`.
+
+    /// Sets `availableCommands`: Initial commands the agent can execute in this session.
+    #[must_use]
     pub fn available_commands(
         mut self,
         value: impl Into<Vec<AvailableCommand>>,
@@ -8267,12 +10643,22 @@ impl ResumeSessionResponse {
         self.available_commands = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The sender or recipient of messages and data in a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -8288,13 +10674,16 @@ pub enum Role {
     /// future ACP variants.
     Other(String),
 }
+
 impl Role {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [Role] = &[Role::Assistant, Role::User];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [Role] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "assistant" => Some(Self::Assistant),
@@ -8303,11 +10692,13 @@ impl Role {
         }
     }
 }
+
 impl ::std::fmt::Display for Role {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl Role {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8317,31 +10708,38 @@ impl Role {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for Role {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for Role {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for Role {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for Role {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8350,6 +10748,7 @@ impl Serialize for Role {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8357,6 +10756,7 @@ impl<'de> Deserialize<'de> for Role {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Foreground work is in progress.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8388,25 +10788,46 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RunningStateUpdate {
     /// An empty `RunningStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8427,20 +10848,32 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SelectedPermissionOutcome {
     /// A `SelectedPermissionOutcome` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -8463,17 +10896,29 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionAdditionalDirectoriesCapabilities {
     /// An empty `SessionAdditionalDirectoriesCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the baseline session methods:
@@ -8547,8 +10992,10 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCapabilities {
     /// An empty `SessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             prompt: Patch::Absent,
@@ -8558,22 +11005,51 @@ impl SessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `prompt`.
+
+    /// Sets `prompt`: Prompt capabilities supported by the agent in `session/prompt` requests.
+    #[must_use]
     pub fn prompt(mut self, value: impl Into<PromptCapabilities>) -> Self {
         self.prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `mcp`.
+
+    /// Sets `prompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_prompt(mut self) -> Self {
+        self.prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `mcp`: MCP capabilities supported by the agent for session lifecycle requests.
+    #[must_use]
     pub fn mcp(mut self, value: impl Into<McpCapabilities>) -> Self {
         self.mcp = Patch::Value(value.into());
         self
     }
-    /// Sets `delete`.
+
+    /// Sets `mcp` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mcp(mut self) -> Self {
+        self.mcp = Patch::Null;
+        self
+    }
+
+    /// Sets `delete`: Whether the agent supports `session/delete`.
+    #[must_use]
     pub fn delete(mut self, value: impl Into<SessionDeleteCapabilities>) -> Self {
         self.delete = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `delete` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_delete(mut self) -> Self {
+        self.delete = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<SessionAdditionalDirectoriesCapabilities>,
@@ -8581,12 +11057,29 @@ impl SessionCapabilities {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8595,72 +11088,87 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
 }
+
 impl SessionConfigBoolean {
     /// A `SessionConfigBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
         }
     }
 }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
+
 impl From<String> for SessionConfigGroupId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigGroupId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigGroupId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigGroupId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Unique identifier for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
+
 impl From<String> for SessionConfigId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8704,8 +11212,10 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
 }
+
 impl SessionConfigOption {
     /// A `SessionConfigOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         config_id: impl Into<SessionConfigId>,
         name: impl Into<String>,
@@ -8720,22 +11230,50 @@ impl SessionConfigOption {
             type_: type_.into(),
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for the Client to display to the user.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `category`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `category`: Optional semantic category for this option (UX only).
+    #[must_use]
     pub fn category(mut self, value: impl Into<SessionConfigOptionCategory>) -> Self {
         self.category = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `category` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_category(mut self) -> Self {
+        self.category = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Semantic category for a session configuration option.
 ///
 /// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -8763,6 +11301,7 @@ pub enum SessionConfigOptionCategory {
     /// future ACP variants.
     Other(String),
 }
+
 impl SessionConfigOptionCategory {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionConfigOptionCategory] = &[
@@ -8771,10 +11310,12 @@ impl SessionConfigOptionCategory {
         SessionConfigOptionCategory::ModelConfig,
         SessionConfigOptionCategory::ThoughtLevel,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionConfigOptionCategory] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "mode" => Some(Self::Mode),
@@ -8785,11 +11326,13 @@ impl SessionConfigOptionCategory {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionConfigOptionCategory {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionConfigOptionCategory {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8801,31 +11344,38 @@ impl SessionConfigOptionCategory {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionConfigOptionCategory {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionConfigOptionCategory {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionConfigOptionCategory {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionConfigOptionCategory {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8834,6 +11384,7 @@ impl Serialize for SessionConfigOptionCategory {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8841,6 +11392,21 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    /// The `select` member.
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    /// The `boolean` member.
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -8860,6 +11426,7 @@ pub enum SessionConfigOptionType {
     /// data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
     Other(UnknownVariant),
 }
+
 impl SessionConfigOptionType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -8870,10 +11437,14 @@ impl SessionConfigOptionType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
     const NAME: &'static str = "SessionConfigOptionType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -8884,10 +11455,12 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8895,6 +11468,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8914,6 +11488,7 @@ impl Serialize for SessionConfigOptionType {
         }
     }
 }
+
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8925,8 +11500,10 @@ pub struct SessionConfigSelect {
     /// unique within the option, including across groups.
     pub options: SessionConfigSelectOptions,
 }
+
 impl SessionConfigSelect {
     /// A `SessionConfigSelect` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_value: impl Into<SessionConfigValueId>,
         options: impl Into<SessionConfigSelectOptions>,
@@ -8937,6 +11514,7 @@ impl SessionConfigSelect {
         }
     }
 }
+
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8962,8 +11540,10 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectGroup {
     /// A `SessionConfigSelectGroup` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         group_id: impl Into<SessionConfigGroupId>,
         name: impl Into<String>,
@@ -8976,12 +11556,22 @@ impl SessionConfigSelectGroup {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9012,8 +11602,10 @@ pub struct SessionConfigSelectOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectOption {
     /// A `SessionConfigSelectOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
             value: value.into(),
@@ -9022,17 +11614,36 @@ impl SessionConfigSelectOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for this option value.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -9042,35 +11653,42 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
+
 impl From<String> for SessionConfigValueId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigValueId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigValueId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigValueId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -9090,17 +11708,29 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionDeleteCapabilities {
     /// An empty `SessionDeleteCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Each session has its own context, conversation history, and state, so one
@@ -9110,31 +11740,37 @@ impl SessionDeleteCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
+
 impl From<String> for SessionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9187,8 +11823,10 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfo {
     /// A `SessionInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -9199,7 +11837,9 @@ impl SessionInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots reported for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -9207,22 +11847,50 @@ impl SessionInfo {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: RFC 3339 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -9265,8 +11933,10 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfoUpdate {
     /// An empty `SessionInfoUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -9274,51 +11944,85 @@ impl SessionInfoUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: RFC 3339 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An opaque cursor used to paginate `session/list` results.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionListCursor(pub String);
+
 impl From<String> for SessionListCursor {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionListCursor {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionListCursor {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionListCursor {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Data for the `-32002` (Resource not found) error when a session-scoped request names a
 /// session that does not exist or is not active.
 ///
@@ -9342,20 +12046,144 @@ pub struct SessionNotFoundErrorData {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionNotFoundErrorData {
     /// A `SessionNotFoundErrorData` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<UserMessage> for SessionUpdate {
+    /// The `user_message` member.
+    fn from(body: UserMessage) -> Self {
+        Self::UserMessage(body)
+    }
+}
+
+impl From<AgentMessage> for SessionUpdate {
+    /// The `agent_message` member.
+    fn from(body: AgentMessage) -> Self {
+        Self::AgentMessage(body)
+    }
+}
+
+impl From<AgentThought> for SessionUpdate {
+    /// The `agent_thought` member.
+    fn from(body: AgentThought) -> Self {
+        Self::AgentThought(body)
+    }
+}
+
+impl From<StateUpdate> for SessionUpdate {
+    /// The `state_update` member.
+    fn from(body: StateUpdate) -> Self {
+        Self::StateUpdate(body)
+    }
+}
+
+impl From<ToolCallContentChunk> for SessionUpdate {
+    /// The `tool_call_content_chunk` member.
+    fn from(body: ToolCallContentChunk) -> Self {
+        Self::ToolCallContentChunk(body)
+    }
+}
+
+impl From<ToolCallUpdate> for SessionUpdate {
+    /// The `tool_call_update` member.
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(body)
+    }
+}
+
+impl From<TerminalUpdate> for SessionUpdate {
+    /// The `terminal_update` member.
+    fn from(body: TerminalUpdate) -> Self {
+        Self::TerminalUpdate(body)
+    }
+}
+
+impl From<TerminalOutputChunk> for SessionUpdate {
+    /// The `terminal_output_chunk` member.
+    fn from(body: TerminalOutputChunk) -> Self {
+        Self::TerminalOutputChunk(body)
+    }
+}
+
+impl From<PlanUpdate> for SessionUpdate {
+    /// The `plan_update` member.
+    fn from(body: PlanUpdate) -> Self {
+        Self::PlanUpdate(body)
+    }
+}
+
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    /// The `available_commands_update` member.
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    /// The `config_option_update` member.
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+
+impl From<SessionInfoUpdate> for SessionUpdate {
+    /// The `session_info_update` member.
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+
+impl From<UsageUpdate> for SessionUpdate {
+    /// The `usage_update` member.
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(body)
+    }
+}
+
+impl From<Notice> for SessionUpdate {
+    /// The `notice` member.
+    fn from(body: Notice) -> Self {
+        Self::Notice(body)
+    }
+}
+
+impl From<CompactionUpdate> for SessionUpdate {
+    /// The `compaction_update` member.
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(body)
+    }
+}
+
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    /// The `compaction_summary_chunk` member.
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(body)
+    }
+}
+
 /// Different types of updates that can be sent while a session exists.
 ///
 /// These updates report messages, progress, and other session activity.
@@ -9429,6 +12257,7 @@ pub enum SessionUpdate {
     /// history, and otherwise ignore it or display it generically.
     Other(UnknownVariant),
 }
+
 impl SessionUpdate {
     /// The `sessionUpdate` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9456,9 +12285,12 @@ impl SessionUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionUpdate {
     const NAME: &'static str = "SessionUpdate";
+
     const TAG: &'static str = "sessionUpdate";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
         "user_message",
@@ -9480,6 +12312,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         "compaction_update",
         "compaction_summary_chunk",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9533,10 +12366,12 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9544,6 +12379,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9684,6 +12520,7 @@ impl Serialize for SessionUpdate {
         }
     }
 }
+
 /// Request parameters for setting a session configuration option.
 ///
 /// Agents MUST support this method for any session where they advertise config options.
@@ -9716,8 +12553,10 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
 }
+
 impl SetSessionConfigOptionRequest {
     /// A `SetSessionConfigOptionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         config_id: impl Into<SessionConfigId>,
@@ -9730,12 +12569,37 @@ impl SetSessionConfigOptionRequest {
             type_: type_.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<SetSessionConfigOptionRequestTypeId> for SetSessionConfigOptionRequestType {
+    /// The `id` member.
+    fn from(body: SetSessionConfigOptionRequestTypeId) -> Self {
+        Self::Id(body)
+    }
+}
+
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    /// The `boolean` member.
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -9754,6 +12618,7 @@ pub enum SetSessionConfigOptionRequestType {
     /// they do not support with `-32602`.
     Other(UnknownVariant),
 }
+
 impl SetSessionConfigOptionRequestType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9764,10 +12629,14 @@ impl SetSessionConfigOptionRequestType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
     const NAME: &'static str = "SetSessionConfigOptionRequestType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9781,10 +12650,12 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9792,6 +12663,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9811,6 +12683,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
         }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9818,12 +12691,15 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+
 impl SetSessionConfigOptionRequestTypeBoolean {
     /// A `SetSessionConfigOptionRequestTypeBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<bool>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9831,12 +12707,15 @@ pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
+
 impl SetSessionConfigOptionRequestTypeId {
     /// A `SetSessionConfigOptionRequestTypeId` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -9860,20 +12739,53 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionConfigOptionResponse {
     /// A `SetSessionConfigOptionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<RunningStateUpdate> for StateUpdate {
+    /// The `running` member.
+    fn from(body: RunningStateUpdate) -> Self {
+        Self::Running(body)
+    }
+}
+
+impl From<IdleStateUpdate> for StateUpdate {
+    /// The `idle` member.
+    fn from(body: IdleStateUpdate) -> Self {
+        Self::Idle(body)
+    }
+}
+
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    /// The `requires_action` member.
+    fn from(body: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(body)
+    }
+}
+
 /// A snapshot of the session's aggregate foreground activity.
 ///
 /// Foreground work is the agent's active response or workflow in the session,
@@ -9936,6 +12848,7 @@ pub enum StateUpdate {
     /// state arrives.
     Other(UnknownVariant),
 }
+
 impl StateUpdate {
     /// The `state` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9947,10 +12860,14 @@ impl StateUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for StateUpdate {
     const NAME: &'static str = "StateUpdate";
+
     const TAG: &'static str = "state";
+
     const KNOWN_TAGS: &'static [&'static str] = &["running", "idle", "requires_action"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9964,10 +12881,12 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9975,6 +12894,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for StateUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10001,6 +12921,7 @@ impl Serialize for StateUpdate {
         }
     }
 }
+
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -10019,6 +12940,7 @@ pub enum StringFormat {
     /// format should treat it as an annotation rather than rejecting the schema.
     Other(String),
 }
+
 impl StringFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StringFormat] = &[
@@ -10027,10 +12949,12 @@ impl StringFormat {
         StringFormat::Date,
         StringFormat::DateTime,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StringFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "email" => Some(Self::Email),
@@ -10041,11 +12965,13 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for StringFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StringFormat {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -10057,31 +12983,38 @@ impl StringFormat {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for StringFormat {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for StringFormat {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for StringFormat {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for StringFormat {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10090,6 +13023,7 @@ impl Serialize for StringFormat {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for StringFormat {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10097,6 +13031,7 @@ impl<'de> Deserialize<'de> for StringFormat {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10117,20 +13052,32 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringMultiSelectItems {
     /// A `StringMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(enum_: impl Into<Vec<String>>) -> Self {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -10210,8 +13157,10 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringPropertySchema {
     /// An empty `StringPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -10226,57 +13175,148 @@ impl StringPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minLength`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minLength`: Minimum string length.
+    #[must_use]
     pub fn min_length(mut self, value: impl Into<u32>) -> Self {
         self.min_length = Patch::Value(value.into());
         self
     }
-    /// Sets `maxLength`.
+
+    /// Sets `minLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_length(mut self) -> Self {
+        self.min_length = Patch::Null;
+        self
+    }
+
+    /// Sets `maxLength`: Maximum string length.
+    #[must_use]
     pub fn max_length(mut self, value: impl Into<u32>) -> Self {
         self.max_length = Patch::Value(value.into());
         self
     }
-    /// Sets `pattern`.
+
+    /// Sets `maxLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_length(mut self) -> Self {
+        self.max_length = Patch::Null;
+        self
+    }
+
+    /// Sets `pattern`: Pattern the string must match, in ECMA-262 regular expression syntax.
+    #[must_use]
     pub fn pattern(mut self, value: impl Into<String>) -> Self {
         self.pattern = Patch::Value(value.into());
         self
     }
-    /// Sets `format`.
+
+    /// Sets `pattern` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_pattern(mut self) -> Self {
+        self.pattern = Patch::Null;
+        self
+    }
+
+    /// Sets `format`: String format.
+    #[must_use]
     pub fn format(mut self, value: impl Into<StringFormat>) -> Self {
         self.format = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `format` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_format(mut self) -> Self {
+        self.format = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<String>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `enum`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `enum`: Enum values for untitled single-select enums.
+    #[must_use]
     pub fn enum_(mut self, value: impl Into<Vec<String>>) -> Self {
         self.enum_ = Patch::Value(value.into());
         self
     }
-    /// Sets `oneOf`.
+
+    /// Sets `enum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_enum_(mut self) -> Self {
+        self.enum_ = Patch::Null;
+        self
+    }
+
+    /// Sets `oneOf`: Titled enum options for titled single-select enums.
+    #[must_use]
     pub fn one_of(mut self, value: impl Into<Vec<EnumOption>>) -> Self {
         self.one_of = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oneOf` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_one_of(mut self) -> Self {
+        self.one_of = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A display-only reference to an agent-owned terminal.
 ///
 /// Terminal state and output are delivered separately through
@@ -10300,20 +13340,32 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Terminal {
     /// A `Terminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for terminal authentication methods.
 ///
 /// Supplying `{}` means the client can reproduce the configured agent
@@ -10335,17 +13387,29 @@ pub struct TerminalAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalAuthCapabilities {
     /// An empty `TerminalAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capability to cancel a terminal with `terminal/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -10365,17 +13429,29 @@ pub struct TerminalCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalCancelCapabilities {
     /// An empty `TerminalCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client-initiated controls a terminal currently supports.
 ///
 /// A malformed value falls back to no controls, so the Client never sends a request the
@@ -10408,25 +13484,46 @@ pub struct TerminalCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalCapabilities {
     /// An empty `TerminalCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the Client to cancel this terminal with `terminal/cancel`.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<TerminalCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Exit information for an agent-owned terminal.
 ///
 /// The presence of this object marks the terminal as exited, even when neither
@@ -10467,8 +13564,10 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalExitStatus {
     /// An empty `TerminalExitStatus`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -10476,51 +13575,85 @@ impl TerminalExitStatus {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: Process exit code as the platform reports it, when known.
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<i64>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: Signal that terminated the process, when known.
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for an agent-owned terminal within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
+
 impl From<String> for TerminalId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl TerminalId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for TerminalId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for TerminalId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// An authoritative replacement snapshot of terminal output bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10540,20 +13673,32 @@ pub struct TerminalOutput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutput {
     /// A `TerminalOutput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>) -> Self {
         Self {
             data: data.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A chunk of bytes appended to an agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10577,8 +13722,10 @@ pub struct TerminalOutputChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputChunk {
     /// A `TerminalOutputChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>, data: impl Into<String>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
@@ -10586,12 +13733,22 @@ impl TerminalOutputChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The size of an agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10613,8 +13770,10 @@ pub struct TerminalSize {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalSize {
     /// A `TerminalSize` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cols: impl Into<u16>, rows: impl Into<u16>) -> Self {
         Self {
             cols: cols.into(),
@@ -10622,12 +13781,22 @@ impl TerminalSize {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An upsert for the stored state of an agent-owned terminal.
 ///
 /// Only `terminalId` is required. Other fields have patch
@@ -10706,8 +13875,10 @@ pub struct TerminalUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalUpdate {
     /// A `TerminalUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
@@ -10720,42 +13891,106 @@ impl TerminalUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `command`.
+
+    /// Sets `command`: The command being run.
+    #[must_use]
     pub fn command(mut self, value: impl Into<String>) -> Self {
         self.command = Patch::Value(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `command` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_command(mut self) -> Self {
+        self.command = Patch::Null;
+        self
+    }
+
+    /// Sets `cwd`: The absolute working directory of the command.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<AbsolutePath>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `output`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `output`: An authoritative replacement snapshot of terminal output bytes.
+    #[must_use]
     pub fn output(mut self, value: impl Into<TerminalOutput>) -> Self {
         self.output = Patch::Value(value.into());
         self
     }
-    /// Sets `exitStatus`.
+
+    /// Sets `output` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_output(mut self) -> Self {
+        self.output = Patch::Null;
+        self
+    }
+
+    /// Sets `exitStatus`: Exit information.
+    #[must_use]
     pub fn exit_status(mut self, value: impl Into<TerminalExitStatus>) -> Self {
         self.exit_status = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `exitStatus` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_status(mut self) -> Self {
+        self.exit_status = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: The terminal size the command runs with, when known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<TerminalSize>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `capabilities`: Client-initiated controls this terminal currently supports, such as cancellation.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<TerminalCapabilities>) -> Self {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10775,20 +14010,32 @@ pub struct TextCommandInput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextCommandInput {
     /// A `TextCommandInput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(hint: impl Into<String>) -> Self {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10817,8 +14064,10 @@ pub struct TextContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextContent {
     /// A `TextContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -10826,17 +14075,36 @@ impl TextContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10868,8 +14136,10 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextResourceContents {
     /// A `TextResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -10878,17 +14148,36 @@ impl TextResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10909,20 +14198,32 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TitledMultiSelectItems {
     /// A `TitledMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capability to cancel a tool call with `tool_call/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -10942,17 +14243,29 @@ pub struct ToolCallCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallCancelCapabilities {
     /// An empty `ToolCallCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client-initiated controls a tool call currently supports.
 ///
 /// A malformed value falls back to no controls, so the Client never sends a request the
@@ -10985,25 +14298,67 @@ pub struct ToolCallCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallCapabilities {
     /// An empty `ToolCallCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the Client to cancel this tool call with `tool_call/cancel`.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<ToolCallCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Content> for ToolCallContent {
+    /// The `content` member.
+    fn from(body: Content) -> Self {
+        Self::Content(body)
+    }
+}
+
+impl From<Diff> for ToolCallContent {
+    /// The `diff` member.
+    fn from(body: Diff) -> Self {
+        Self::Diff(body)
+    }
+}
+
+impl From<Terminal> for ToolCallContent {
+    /// The `terminal` member.
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Content produced by a tool call.
 ///
 /// Tool calls can produce different types of content including standard
@@ -11030,6 +14385,7 @@ pub enum ToolCallContent {
     /// output, and otherwise ignore it or display it generically.
     Other(UnknownVariant),
 }
+
 impl ToolCallContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -11041,10 +14397,14 @@ impl ToolCallContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ToolCallContent {
     const NAME: &'static str = "ToolCallContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -11056,10 +14416,12 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11067,6 +14429,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ToolCallContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11089,6 +14452,7 @@ impl Serialize for ToolCallContent {
         }
     }
 }
+
 /// A streamed item of tool-call content.
 ///
 /// Tool-call content chunks append one `ToolCallContent` item to the current
@@ -11117,8 +14481,10 @@ pub struct ToolCallContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallContentChunk {
     /// A `ToolCallContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         tool_call_id: impl Into<ToolCallId>,
         content: impl Into<ToolCallContent>,
@@ -11129,41 +14495,57 @@ impl ToolCallContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
+
 impl From<String> for ToolCallId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ToolCallId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ToolCallId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ToolCallId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
@@ -11196,8 +14578,10 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallLocation {
     /// A `ToolCallLocation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<AbsolutePath>) -> Self {
         Self {
             path: path.into(),
@@ -11205,17 +14589,36 @@ impl ToolCallLocation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Optional 1-based line number within the file.
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Permission request details for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11240,20 +14643,32 @@ pub struct ToolCallPermissionSubject {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallPermissionSubject {
     /// A `ToolCallPermissionSubject` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call: impl Into<ToolCallUpdate>) -> Self {
         Self {
             tool_call: tool_call.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Execution status of a tool call.
 ///
 /// Tool calls progress through different statuses during their lifecycle.
@@ -11285,6 +14700,7 @@ pub enum ToolCallStatus {
     /// Clients treat a tool call with an unrecognized status as still in progress.
     Other(String),
 }
+
 impl ToolCallStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolCallStatus] = &[
@@ -11295,10 +14711,12 @@ impl ToolCallStatus {
         ToolCallStatus::Failed,
         ToolCallStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolCallStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -11311,11 +14729,13 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolCallStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolCallStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -11329,31 +14749,38 @@ impl ToolCallStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for ToolCallStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for ToolCallStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for ToolCallStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for ToolCallStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11362,6 +14789,7 @@ impl Serialize for ToolCallStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11369,6 +14797,7 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Represents an upsert for a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
@@ -11489,8 +14918,10 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallUpdate {
     /// A `ToolCallUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -11506,57 +14937,134 @@ impl ToolCallUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `name`.
+
+    /// Sets `name`: Programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Human-readable title describing what the tool is doing.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `kind`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `kind`: The category of tool being invoked.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `kind` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_kind(mut self) -> Self {
+        self.kind = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: Current execution status of the tool call.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Content produced by the tool call.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `locations`: File locations affected by this tool call.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Patch::Value(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `locations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_locations(mut self) -> Self {
+        self.locations = Patch::Null;
+        self
+    }
+
+    /// Sets `rawInput`: Raw input parameters sent to the tool.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Raw output returned by the tool.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Client-initiated controls this tool call currently supports, such as cancellation.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<ToolCallCapabilities>) -> Self {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -11593,6 +15101,7 @@ pub enum ToolKind {
     /// future ACP variants. Clients display an unrecognized kind as `other`.
     Unknown(String),
 }
+
 impl ToolKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolKind] = &[
@@ -11607,10 +15116,12 @@ impl ToolKind {
         ToolKind::SwitchMode,
         ToolKind::Other,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "read" => Some(Self::Read),
@@ -11627,11 +15138,13 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolKind {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -11649,31 +15162,38 @@ impl ToolKind {
             Self::Unknown(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Unknown(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Unknown(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for ToolKind {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Unknown(value.to_owned()))
     }
 }
+
 impl From<String> for ToolKind {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Unknown(value))
     }
 }
+
 impl ::std::str::FromStr for ToolKind {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for ToolKind {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11682,6 +15202,7 @@ impl Serialize for ToolKind {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for ToolKind {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11689,6 +15210,7 @@ impl<'de> Deserialize<'de> for ToolKind {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Data for the `-32022` (Unsupported protocol version) error.
 ///
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
@@ -11712,8 +15234,10 @@ pub struct UnsupportedProtocolVersionErrorData {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnsupportedProtocolVersionErrorData {
     /// A `UnsupportedProtocolVersionErrorData` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested: impl Into<ProtocolVersion>,
         supported: impl Into<Vec<ProtocolVersion>>,
@@ -11724,12 +15248,22 @@ impl UnsupportedProtocolVersionErrorData {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification containing a session update from the agent.
 ///
 /// Agents can send session updates at any point while the session exists.
@@ -11756,8 +15290,10 @@ pub struct UpdateSessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UpdateSessionNotification {
     /// A `UpdateSessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         update: impl Into<SessionUpdate>,
@@ -11768,12 +15304,22 @@ impl UpdateSessionNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11804,8 +15350,10 @@ pub struct UsageUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UsageUpdate {
     /// A `UsageUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
         Self {
             used: used.into(),
@@ -11814,17 +15362,36 @@ impl UsageUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cost`.
+
+    /// Sets `cost`: Cumulative session cost.
+    #[must_use]
     pub fn cost(mut self, value: impl Into<Cost>) -> Self {
         self.cost = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cost` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cost(mut self) -> Self {
+        self.cost = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A user message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -11867,8 +15434,10 @@ pub struct UserMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UserMessage {
     /// A `UserMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -11876,121 +15445,189 @@ impl UserMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 impl ::acp_support::Notification for CancelRequestNotification {
     const METHOD: &'static str = "$/cancel_request";
 }
+
 impl ::acp_support::Request for LoginAuthRequest {
     const METHOD: &'static str = "auth/login";
+
     type Response = LoginAuthResponse;
 }
+
 impl ::acp_support::Request for LogoutAuthRequest {
     const METHOD: &'static str = "auth/logout";
+
     type Response = LogoutAuthResponse;
 }
+
 impl ::acp_support::Notification for CompleteElicitationNotification {
     const METHOD: &'static str = "elicitation/complete";
 }
+
 impl ::acp_support::Request for CreateElicitationRequest {
     const METHOD: &'static str = "elicitation/create";
+
     type Response = CreateElicitationResponse;
 }
+
 impl ::acp_support::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
+
     type Response = InitializeResponse;
 }
+
 impl ::acp_support::Notification for CancelSessionNotification {
     const METHOD: &'static str = "session/cancel";
 }
+
 impl ::acp_support::Request for CloseSessionRequest {
     const METHOD: &'static str = "session/close";
+
     type Response = CloseSessionResponse;
 }
+
 impl ::acp_support::Request for DeleteSessionRequest {
     const METHOD: &'static str = "session/delete";
+
     type Response = DeleteSessionResponse;
 }
+
 impl ::acp_support::Request for ListSessionsRequest {
     const METHOD: &'static str = "session/list";
+
     type Response = ListSessionsResponse;
 }
+
 impl ::acp_support::Request for NewSessionRequest {
     const METHOD: &'static str = "session/new";
+
     type Response = NewSessionResponse;
 }
+
 impl ::acp_support::Request for PromptRequest {
     const METHOD: &'static str = "session/prompt";
+
     type Response = PromptResponse;
 }
+
 impl ::acp_support::Request for RequestPermissionRequest {
     const METHOD: &'static str = "session/request_permission";
+
     type Response = RequestPermissionResponse;
 }
+
 impl ::acp_support::Request for ResumeSessionRequest {
     const METHOD: &'static str = "session/resume";
+
     type Response = ResumeSessionResponse;
 }
+
 impl ::acp_support::Request for SetSessionConfigOptionRequest {
     const METHOD: &'static str = "session/set_config_option";
+
     type Response = SetSessionConfigOptionResponse;
 }
+
 impl ::acp_support::Notification for UpdateSessionNotification {
     const METHOD: &'static str = "session/update";
 }
+
 impl ::acp_support::Request for CancelTerminalRequest {
     const METHOD: &'static str = "terminal/cancel";
+
     type Response = CancelTerminalResponse;
 }
+
 impl ::acp_support::Request for CancelToolCallRequest {
     const METHOD: &'static str = "tool_call/cancel";
+
     type Response = CancelToolCallResponse;
 }
+
 /// The wire name of every method in this schema.
 pub mod methods {
     /// `$/cancel_request`, handled by: protocol.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
+
     /// `auth/login`, handled by: agent.
     pub const AUTH_LOGIN: &str = "auth/login";
+
     /// `auth/logout`, handled by: agent.
     pub const AUTH_LOGOUT: &str = "auth/logout";
+
     /// `elicitation/complete`, handled by: client.
     pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+
     /// `elicitation/create`, handled by: client.
     pub const ELICITATION_CREATE: &str = "elicitation/create";
+
     /// `initialize`, handled by: agent.
     pub const INITIALIZE: &str = "initialize";
+
     /// `session/cancel`, handled by: agent.
     pub const SESSION_CANCEL: &str = "session/cancel";
+
     /// `session/close`, handled by: agent.
     pub const SESSION_CLOSE: &str = "session/close";
+
     /// `session/delete`, handled by: agent.
     pub const SESSION_DELETE: &str = "session/delete";
+
     /// `session/list`, handled by: agent.
     pub const SESSION_LIST: &str = "session/list";
+
     /// `session/new`, handled by: agent.
     pub const SESSION_NEW: &str = "session/new";
+
     /// `session/prompt`, handled by: agent.
     pub const SESSION_PROMPT: &str = "session/prompt";
+
     /// `session/request_permission`, handled by: client.
     pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+
     /// `session/resume`, handled by: agent.
     pub const SESSION_RESUME: &str = "session/resume";
+
     /// `session/set_config_option`, handled by: agent.
     pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
+
     /// `session/update`, handled by: client.
     pub const SESSION_UPDATE: &str = "session/update";
+
     /// `terminal/cancel`, handled by: agent.
     pub const TERMINAL_CANCEL: &str = "terminal/cancel";
+
     /// `tool_call/cancel`, handled by: agent.
     pub const TOOL_CALL_CANCEL: &str = "tool_call/cancel";
 }

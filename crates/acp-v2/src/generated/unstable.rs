@@ -16,31 +16,37 @@ use ::serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AbsolutePath(pub String);
+
 impl From<String> for AbsolutePath {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AbsolutePath {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AbsolutePath {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AbsolutePath {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Authentication-related extension capabilities supported by the agent.
 ///
 /// This object does not advertise support for `auth/login` or `auth/logout`.
@@ -76,25 +82,46 @@ pub struct AgentAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentAuthCapabilities {
     /// An empty `AgentAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             status: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `status`.
+
+    /// Sets `status`: **UNSTABLE**
+    #[must_use]
     pub fn status(mut self, value: impl Into<AuthStatusCapabilities>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the agent.
 ///
 /// Advertised during initialization to inform the client about
@@ -156,8 +183,10 @@ pub struct AgentCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentCapabilities {
     /// An empty `AgentCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             session: Patch::Absent,
@@ -166,27 +195,64 @@ impl AgentCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `session`.
+
+    /// Sets `session`: Session capabilities supported by the agent.
+    #[must_use]
     pub fn session(mut self, value: impl Into<SessionCapabilities>) -> Self {
         self.session = Patch::Value(value.into());
         self
     }
-    /// Sets `auth`.
+
+    /// Sets `session` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_session(mut self) -> Self {
+        self.session = Patch::Null;
+        self
+    }
+
+    /// Sets `auth`: Authentication-related extension capabilities supported by the agent.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<AgentAuthCapabilities>) -> Self {
         self.auth = Patch::Value(value.into());
         self
     }
-    /// Sets `providers`.
+
+    /// Sets `auth` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_auth(mut self) -> Self {
+        self.auth = Patch::Null;
+        self
+    }
+
+    /// Sets `providers`: **UNSTABLE**
+    #[must_use]
     pub fn providers(mut self, value: impl Into<ProvidersCapabilities>) -> Self {
         self.providers = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `providers` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_providers(mut self) -> Self {
+        self.providers = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An agent message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -229,8 +295,10 @@ pub struct AgentMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentMessage {
     /// A `AgentMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -238,17 +306,36 @@ impl AgentMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -287,6 +374,7 @@ pub enum AgentNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl AgentNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -297,6 +385,7 @@ impl AgentNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -330,6 +419,7 @@ impl AgentNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentNotification {
     fn route(
         method: &str,
@@ -337,10 +427,12 @@ impl ::acp_support::method::Routed for AgentNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentNotification::method(self)
     }
 }
+
 impl Serialize for AgentNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -355,6 +447,7 @@ impl Serialize for AgentNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -390,6 +483,7 @@ pub enum AgentRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl AgentRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -400,6 +494,7 @@ impl AgentRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -433,6 +528,7 @@ impl AgentRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentRequest {
     fn route(
         method: &str,
@@ -440,10 +536,12 @@ impl ::acp_support::method::Routed for AgentRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         AgentRequest::method(self)
     }
 }
+
 impl Serialize for AgentRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -458,6 +556,7 @@ impl Serialize for AgentRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -507,6 +606,7 @@ pub enum AgentResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl AgentResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -535,6 +635,7 @@ impl AgentResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -640,6 +741,7 @@ impl AgentResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for AgentResponse {
     fn route(
         method: &str,
@@ -648,10 +750,12 @@ impl ::acp_support::method::Routed for AgentResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         AgentResponse::method(self)
     }
 }
+
 impl Serialize for AgentResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -684,6 +788,7 @@ impl Serialize for AgentResponse {
         }
     }
 }
+
 /// An agent thought or reasoning message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -726,8 +831,10 @@ pub struct AgentThought {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AgentThought {
     /// A `AgentThought` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -735,17 +842,36 @@ impl AgentThought {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this thought message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -794,8 +920,10 @@ pub struct Annotations {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Annotations {
     /// An empty `Annotations`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             audience: Patch::Absent,
@@ -804,27 +932,64 @@ impl Annotations {
             meta: Patch::Absent,
         }
     }
-    /// Sets `audience`.
+
+    /// Sets `audience`: Intended recipients for this content, such as the user or assistant.
+    #[must_use]
     pub fn audience(mut self, value: impl Into<Vec<Role>>) -> Self {
         self.audience = Patch::Value(value.into());
         self
     }
-    /// Sets `lastModified`.
+
+    /// Sets `audience` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audience(mut self) -> Self {
+        self.audience = Patch::Null;
+        self
+    }
+
+    /// Sets `lastModified`: Timestamp indicating when the underlying resource was last modified.
+    #[must_use]
     pub fn last_modified(mut self, value: impl Into<String>) -> Self {
         self.last_modified = Patch::Value(value.into());
         self
     }
-    /// Sets `priority`.
+
+    /// Sets `lastModified` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_last_modified(mut self) -> Self {
+        self.last_modified = Patch::Null;
+        self
+    }
+
+    /// Sets `priority`: Relative importance of this content when clients choose what to surface, from 0 (least important) to 1 (most important).
+    #[must_use]
     pub fn priority(mut self, value: impl Into<f64>) -> Self {
         self.priority = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `priority` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_priority(mut self) -> Self {
+        self.priority = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -856,20 +1021,32 @@ pub struct ArchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ArchiveSessionRequest {
     /// A `ArchiveSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -891,17 +1068,29 @@ pub struct ArchiveSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ArchiveSessionResponse {
     /// An empty `ArchiveSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Audio provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -933,8 +1122,10 @@ pub struct AudioContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AudioContent {
     /// A `AudioContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
         Self {
             data: data.into(),
@@ -943,17 +1134,36 @@ impl AudioContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1021,8 +1231,10 @@ pub struct AuthAccount {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthAccount {
     /// A `AuthAccount` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(label: impl Into<String>) -> Self {
         Self {
             label: label.into(),
@@ -1033,32 +1245,92 @@ impl AuthAccount {
             meta: Patch::Absent,
         }
     }
-    /// Sets `active`.
+
+    /// Sets `active`: Whether the agent currently uses this account by default.
+    #[must_use]
     pub fn active(mut self, value: impl Into<bool>) -> Self {
         self.active = Patch::Value(value.into());
         self
     }
-    /// Sets `name`.
+
+    /// Sets `active` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_active(mut self) -> Self {
+        self.active = Patch::Null;
+        self
+    }
+
+    /// Sets `name`: Display name of the user, such as a username or full name.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `email`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `email`: Email address of the user.
+    #[must_use]
     pub fn email(mut self, value: impl Into<String>) -> Self {
         self.email = Patch::Value(value.into());
         self
     }
-    /// Sets `organization`.
+
+    /// Sets `email` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_email(mut self) -> Self {
+        self.email = Patch::Null;
+        self
+    }
+
+    /// Sets `organization`: Display name of the organization, team, or workspace the account is using.
+    #[must_use]
     pub fn organization(mut self, value: impl Into<String>) -> Self {
         self.organization = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `organization` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_organization(mut self) -> Self {
+        self.organization = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<AuthMethodTerminal> for AuthMethod {
+    /// The `terminal` member.
+    fn from(body: AuthMethodTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
+impl From<AuthMethodAgent> for AuthMethod {
+    /// The `agent` member.
+    fn from(body: AuthMethodAgent) -> Self {
+        Self::Agent(body)
+    }
+}
+
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -1083,6 +1355,7 @@ pub enum AuthMethod {
     /// data, and otherwise ignore the method or display it generically.
     Other(UnknownVariant),
 }
+
 impl AuthMethod {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1093,10 +1366,14 @@ impl AuthMethod {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AuthMethod {
     const NAME: &'static str = "AuthMethod";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal", "agent"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1107,10 +1384,12 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AuthMethod {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1118,6 +1397,7 @@ impl<'de> Deserialize<'de> for AuthMethod {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AuthMethod {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1139,6 +1419,7 @@ impl Serialize for AuthMethod {
         }
     }
 }
+
 /// Agent handles authentication itself through `auth/login`.
 ///
 /// The `type` discriminator value is `agent`.
@@ -1172,8 +1453,10 @@ pub struct AuthMethodAgent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodAgent {
     /// A `AuthMethodAgent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             method_id: method_id.into(),
@@ -1182,46 +1465,71 @@ impl AuthMethodAgent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Typed identifier used for auth method values on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AuthMethodId(pub String);
+
 impl From<String> for AuthMethodId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl AuthMethodId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for AuthMethodId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for AuthMethodId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Terminal-based authentication method.
 ///
 /// The client runs the configured agent program as a separate interactive
@@ -1267,8 +1575,10 @@ pub struct AuthMethodTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthMethodTerminal {
     /// A `AuthMethodTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>, name: impl Into<String>) -> Self {
         Self {
             method_id: method_id.into(),
@@ -1279,27 +1589,50 @@ impl AuthMethodTerminal {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable description of this authentication method.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `args`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `args`: Additional arguments to append to the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Additional environment variables to set on the configured agent invocation for terminal auth.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1324,6 +1657,7 @@ pub enum AuthState {
     /// future ACP variants.
     Other(String),
 }
+
 impl AuthState {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [AuthState] = &[
@@ -1332,10 +1666,12 @@ impl AuthState {
         AuthState::NotRequired,
         AuthState::Unknown,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [AuthState] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "authenticated" => Some(Self::Authenticated),
@@ -1346,11 +1682,13 @@ impl AuthState {
         }
     }
 }
+
 impl ::std::fmt::Display for AuthState {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl AuthState {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -1362,31 +1700,38 @@ impl AuthState {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for AuthState {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for AuthState {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for AuthState {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for AuthState {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1395,6 +1740,7 @@ impl Serialize for AuthState {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for AuthState {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1402,6 +1748,7 @@ impl<'de> Deserialize<'de> for AuthState {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1425,17 +1772,29 @@ pub struct AuthStatusCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusCapabilities {
     /// An empty `AuthStatusCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1462,17 +1821,29 @@ pub struct AuthStatusRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusRequest {
     /// An empty `AuthStatusRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1510,8 +1881,10 @@ pub struct AuthStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusResponse {
     /// A `AuthStatusResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(state: impl Into<AuthState>) -> Self {
         Self {
             state: state.into(),
@@ -1519,17 +1892,29 @@ impl AuthStatusResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `accounts`.
+
+    /// Sets `accounts`: The accounts the agent has configured, for display.
+    #[must_use]
     pub fn accounts(mut self, value: impl Into<Vec<AuthAccount>>) -> Self {
         self.accounts = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1571,8 +1956,10 @@ pub struct AuthStatusUpdateNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AuthStatusUpdateNotification {
     /// A `AuthStatusUpdateNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(state: impl Into<AuthState>) -> Self {
         Self {
             state: state.into(),
@@ -1580,17 +1967,36 @@ impl AuthStatusUpdateNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `accounts`.
+
+    /// Sets `accounts`: The accounts the agent has configured, for display.
+    #[must_use]
     pub fn accounts(mut self, value: impl Into<Vec<AuthAccount>>) -> Self {
         self.accounts = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Command> for AvailableCommand {
+    /// The `command` member.
+    fn from(body: Command) -> Self {
+        Self::Command(body)
+    }
+}
+
 /// A command the agent advertises to the client.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
@@ -1611,6 +2017,7 @@ pub enum AvailableCommand {
     /// command using its `name` and `description`.
     Other(UnknownVariant),
 }
+
 impl AvailableCommand {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1620,10 +2027,14 @@ impl AvailableCommand {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AvailableCommand {
     const NAME: &'static str = "AvailableCommand";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["command"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1633,10 +2044,12 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AvailableCommand {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1644,6 +2057,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AvailableCommand {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1662,6 +2076,14 @@ impl Serialize for AvailableCommand {
         }
     }
 }
+
+impl From<TextCommandInput> for AvailableCommandInput {
+    /// The `text` member.
+    fn from(body: TextCommandInput) -> Self {
+        Self::Text(body)
+    }
+}
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1680,6 +2102,7 @@ pub enum AvailableCommandInput {
     /// command without structured input.
     Other(UnknownVariant),
 }
+
 impl AvailableCommandInput {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1689,10 +2112,14 @@ impl AvailableCommandInput {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
     const NAME: &'static str = "AvailableCommandInput";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["text"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1702,10 +2129,12 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for AvailableCommandInput {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1713,6 +2142,7 @@ impl<'de> Deserialize<'de> for AvailableCommandInput {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for AvailableCommandInput {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1731,6 +2161,7 @@ impl Serialize for AvailableCommandInput {
         }
     }
 }
+
 /// Available commands are ready or have changed
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1754,20 +2185,32 @@ pub struct AvailableCommandsUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl AvailableCommandsUpdate {
     /// A `AvailableCommandsUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(available_commands: impl Into<Vec<AvailableCommand>>) -> Self {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1792,20 +2235,32 @@ pub struct BackgroundSubagent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BackgroundSubagent {
     /// A `BackgroundSubagent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A listed terminal running in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1826,20 +2281,32 @@ pub struct BackgroundTerminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BackgroundTerminal {
     /// A `BackgroundTerminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A listed tool call whose work continues in the background.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1860,20 +2327,53 @@ pub struct BackgroundToolCall {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BackgroundToolCall {
     /// A `BackgroundToolCall` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<BackgroundTerminal> for BackgroundWork {
+    /// The `terminal` member.
+    fn from(body: BackgroundTerminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
+impl From<BackgroundToolCall> for BackgroundWork {
+    /// The `tool_call` member.
+    fn from(body: BackgroundToolCall) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
+impl From<BackgroundSubagent> for BackgroundWork {
+    /// The `subagent` member.
+    fn from(body: BackgroundSubagent) -> Self {
+        Self::Subagent(body)
+    }
+}
+
 /// One piece of work running independently of the session's foreground work.
 ///
 /// Items reference entities the Client already tracks. The Agent MUST announce each item
@@ -1909,6 +2409,7 @@ pub enum BackgroundWork {
     /// cannot show what it is.
     Other(UnknownVariant),
 }
+
 impl BackgroundWork {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -1920,10 +2421,14 @@ impl BackgroundWork {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for BackgroundWork {
     const NAME: &'static str = "BackgroundWork";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["terminal", "tool_call", "subagent"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -1935,10 +2440,12 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for BackgroundWork {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -1946,6 +2453,7 @@ impl<'de> Deserialize<'de> for BackgroundWork {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for BackgroundWork {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -1972,6 +2480,7 @@ impl Serialize for BackgroundWork {
         }
     }
 }
+
 /// Binary resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2003,8 +2512,10 @@ pub struct BlobResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             blob: blob.into(),
@@ -2013,17 +2524,36 @@ impl BlobResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for boolean properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2068,8 +2598,10 @@ pub struct BooleanPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl BooleanPropertySchema {
     /// An empty `BooleanPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -2078,27 +2610,64 @@ impl BooleanPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<bool>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
@@ -2122,20 +2691,32 @@ pub struct CancelRequestNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelRequestNotification {
     /// A `CancelRequestNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
@@ -2158,20 +2739,32 @@ pub struct CancelSessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelSessionNotification {
     /// A `CancelSessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for cancelling one terminal.
 ///
 /// Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
@@ -2207,8 +2800,10 @@ pub struct CancelTerminalRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelTerminalRequest {
     /// A `CancelTerminalRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         terminal_id: impl Into<TerminalId>,
@@ -2219,12 +2814,22 @@ impl CancelTerminalRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from cancelling a terminal.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2242,17 +2847,29 @@ pub struct CancelTerminalResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelTerminalResponse {
     /// An empty `CancelTerminalResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for cancelling one tool call.
 ///
 /// Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
@@ -2287,8 +2904,10 @@ pub struct CancelToolCallRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelToolCallRequest {
     /// A `CancelToolCallRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         tool_call_id: impl Into<ToolCallId>,
@@ -2299,12 +2918,22 @@ impl CancelToolCallRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from cancelling a tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2322,17 +2951,29 @@ pub struct CancelToolCallResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelToolCallResponse {
     /// An empty `CancelToolCallResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The request was not approved and no option was selected.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2350,17 +2991,29 @@ pub struct CancelledPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CancelledPermissionOutcome {
     /// An empty `CancelledPermissionOutcome`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Authentication capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent which authentication
@@ -2394,25 +3047,46 @@ pub struct ClientAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientAuthCapabilities {
     /// An empty `ClientAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             terminal: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `terminal`.
+
+    /// Sets `terminal`: Whether the client supports `terminal` authentication methods.
+    #[must_use]
     pub fn terminal(mut self, value: impl Into<TerminalAuthCapabilities>) -> Self {
         self.terminal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `terminal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_terminal(mut self) -> Self {
+        self.terminal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities supported by the client.
 ///
 /// Advertised during initialization to inform the agent about
@@ -2458,8 +3132,10 @@ pub struct ClientCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ClientCapabilities {
     /// An empty `ClientCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             auth: Patch::Absent,
@@ -2467,22 +3143,50 @@ impl ClientCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `auth`.
+
+    /// Sets `auth`: Authentication capabilities supported by the client.
+    #[must_use]
     pub fn auth(mut self, value: impl Into<ClientAuthCapabilities>) -> Self {
         self.auth = Patch::Value(value.into());
         self
     }
-    /// Sets `elicitation`.
+
+    /// Sets `auth` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_auth(mut self) -> Self {
+        self.auth = Patch::Null;
+        self
+    }
+
+    /// Sets `elicitation`: Elicitation capabilities supported by the client.
+    #[must_use]
     pub fn elicitation(mut self, value: impl Into<ElicitationCapabilities>) -> Self {
         self.elicitation = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `elicitation` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_elicitation(mut self) -> Self {
+        self.elicitation = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2532,6 +3236,7 @@ pub enum ClientNotification {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     ExtNotification(::acp_support::method::ExtMessage),
 }
+
 impl ClientNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2541,6 +3246,7 @@ impl ClientNotification {
             Self::ExtNotification(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -2570,6 +3276,7 @@ impl ClientNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientNotification {
     fn route(
         method: &str,
@@ -2577,10 +3284,12 @@ impl ::acp_support::method::Routed for ClientNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientNotification::method(self)
     }
 }
+
 impl Serialize for ClientNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2594,6 +3303,7 @@ impl Serialize for ClientNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2791,6 +3501,7 @@ pub enum ClientRequest {
     /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     ExtMethodRequest(::acp_support::method::ExtMessage),
 }
+
 impl ClientRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2819,6 +3530,7 @@ impl ClientRequest {
             Self::ExtMethodRequest(ext) => &ext.method,
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -2922,6 +3634,7 @@ impl ClientRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientRequest {
     fn route(
         method: &str,
@@ -2929,10 +3642,12 @@ impl ::acp_support::method::Routed for ClientRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ClientRequest::method(self)
     }
 }
+
 impl Serialize for ClientRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -2965,6 +3680,7 @@ impl Serialize for ClientRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -2978,6 +3694,7 @@ pub enum ClientResponse {
     /// Successful result returned by an extension method outside the core ACP method set.
     ExtMethodResponse(::acp_support::method::ExtMessage),
 }
+
 impl ClientResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -2988,6 +3705,7 @@ impl ClientResponse {
             Self::ExtMethodResponse(ext) => &ext.method,
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -3022,6 +3740,7 @@ impl ClientResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ClientResponse {
     fn route(
         method: &str,
@@ -3030,10 +3749,12 @@ impl ::acp_support::method::Routed for ClientResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ClientResponse::method(self)
     }
 }
+
 impl Serialize for ClientResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -3048,6 +3769,7 @@ impl Serialize for ClientResponse {
         }
     }
 }
+
 /// Request parameters for closing an active session.
 ///
 /// The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
@@ -3087,20 +3809,32 @@ pub struct CloseSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionRequest {
     /// A `CloseSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from closing a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3118,17 +3852,29 @@ pub struct CloseSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CloseSessionResponse {
     /// An empty `CloseSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A slash command the user can invoke by including it in a prompt.
 ///
 /// The `type` discriminator value is `command`.
@@ -3163,8 +3909,10 @@ pub struct Command {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Command {
     /// A `Command` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -3173,17 +3921,36 @@ impl Command {
             meta: Patch::Absent,
         }
     }
-    /// Sets `input`.
+
+    /// Sets `input`: Input for the command if required
+    #[must_use]
     pub fn input(mut self, value: impl Into<AvailableCommandInput>) -> Self {
         self.input = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `input` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_input(mut self) -> Self {
+        self.input = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Permission request details for a command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3221,8 +3988,10 @@ pub struct CommandPermissionSubject {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CommandPermissionSubject {
     /// A `CommandPermissionSubject` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(command: impl Into<String>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             command: command.into(),
@@ -3232,51 +4001,85 @@ impl CommandPermissionSubject {
             meta: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: The associated tool call, when known.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
-    /// Sets `terminalId`.
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
+
+    /// Sets `terminalId`: The associated terminal, when already known.
+    #[must_use]
     pub fn terminal_id(mut self, value: impl Into<TerminalId>) -> Self {
         self.terminal_id = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `terminalId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_terminal_id(mut self) -> Self {
+        self.terminal_id = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a context compaction within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionId(pub String);
+
 impl From<String> for CompactionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl CompactionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for CompactionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for CompactionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Lifecycle state of a context compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -3295,6 +4098,7 @@ pub enum CompactionStatus {
     /// extensions. Other unknown values are reserved for future ACP statuses.
     Other(String),
 }
+
 impl CompactionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [CompactionStatus] = &[
@@ -3303,10 +4107,12 @@ impl CompactionStatus {
         CompactionStatus::Failed,
         CompactionStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [CompactionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "in_progress" => Some(Self::InProgress),
@@ -3317,11 +4123,13 @@ impl CompactionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for CompactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl CompactionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -3333,31 +4141,38 @@ impl CompactionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for CompactionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for CompactionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for CompactionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for CompactionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3366,6 +4181,7 @@ impl Serialize for CompactionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for CompactionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3373,6 +4189,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -3397,8 +4214,10 @@ pub struct CompactionSummaryChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionSummaryChunk {
     /// A `CompactionSummaryChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         content: impl Into<ContentBlock>,
@@ -3409,12 +4228,22 @@ impl CompactionSummaryChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.
 ///
@@ -3460,8 +4289,10 @@ pub struct CompactionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompactionUpdate {
     /// A `CompactionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         compaction_id: impl Into<CompactionId>,
         status: impl Into<CompactionStatus>,
@@ -3474,22 +4305,50 @@ impl CompactionUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `summary`.
+
+    /// Sets `summary`: Complete replacement user-displayable summary content for the compaction.
+    #[must_use]
     pub fn summary(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.summary = Patch::Value(value.into());
         self
     }
-    /// Sets `error`.
+
+    /// Sets `summary` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_summary(mut self) -> Self {
+        self.summary = Patch::Null;
+        self
+    }
+
+    /// Sets `error`: Human-readable error details for the compaction.
+    #[must_use]
     pub fn error(mut self, value: impl Into<String>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
@@ -3512,20 +4371,32 @@ pub struct CompleteElicitationNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl CompleteElicitationNotification {
     /// A `CompleteElicitationNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(elicitation_id: impl Into<ElicitationId>) -> Self {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session configuration options have been updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3549,20 +4420,32 @@ pub struct ConfigOptionUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ConfigOptionUpdate {
     /// A `ConfigOptionUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Standard content block (text, images, resources).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3582,20 +4465,67 @@ pub struct Content {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Content {
     /// A `Content` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(content: impl Into<ContentBlock>) -> Self {
         Self {
             content: content.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<TextContent> for ContentBlock {
+    /// The `text` member.
+    fn from(body: TextContent) -> Self {
+        Self::Text(body)
+    }
+}
+
+impl From<ImageContent> for ContentBlock {
+    /// The `image` member.
+    fn from(body: ImageContent) -> Self {
+        Self::Image(body)
+    }
+}
+
+impl From<AudioContent> for ContentBlock {
+    /// The `audio` member.
+    fn from(body: AudioContent) -> Self {
+        Self::Audio(body)
+    }
+}
+
+impl From<ResourceLink> for ContentBlock {
+    /// The `resource_link` member.
+    fn from(body: ResourceLink) -> Self {
+        Self::ResourceLink(body)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    /// The `resource` member.
+    fn from(body: EmbeddedResource) -> Self {
+        Self::Resource(body)
+    }
+}
+
 /// Content blocks represent displayable information in the Agent Client Protocol.
 ///
 /// Content blocks appear in:
@@ -3648,6 +4578,7 @@ pub enum ContentBlock {
     /// with `-32602`.
     Other(UnknownVariant),
 }
+
 impl ContentBlock {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3661,9 +4592,12 @@ impl ContentBlock {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ContentBlock {
     const NAME: &'static str = "ContentBlock";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "text",
         "image",
@@ -3671,6 +4605,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         "resource_link",
         "resource",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3684,10 +4619,12 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3695,6 +4632,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ContentBlock {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3725,6 +4663,7 @@ impl Serialize for ContentBlock {
         }
     }
 }
+
 /// A streamed item of message content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3751,8 +4690,10 @@ pub struct ContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ContentChunk {
     /// A `ContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message_id: impl Into<MessageId>,
         content: impl Into<ContentBlock>,
@@ -3763,12 +4704,22 @@ impl ContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Cost information for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3791,8 +4742,10 @@ pub struct Cost {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Cost {
     /// A `Cost` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
         Self {
             amount: amount.into(),
@@ -3800,12 +4753,22 @@ impl Cost {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request from the agent to elicit structured user input.
 ///
 /// The agent sends this to the client to request information from the user,
@@ -3844,8 +4807,10 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
 }
+
 impl CreateElicitationRequest {
     /// A `CreateElicitationRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message: impl Into<String>,
         mode: impl Into<CreateElicitationRequestMode>,
@@ -3856,12 +4821,36 @@ impl CreateElicitationRequest {
             mode: mode.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationFormMode> for CreateElicitationRequestMode {
+    /// The `form` member.
+    fn from(body: ElicitationFormMode) -> Self {
+        Self::Form(body)
+    }
+}
+
+impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
+    /// The `url` member.
+    fn from(body: ElicitationUrlMode) -> Self {
+        Self::Url(body)
+    }
+}
+
 /// The `mode` variants of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3881,6 +4870,7 @@ pub enum CreateElicitationRequestMode {
     /// They MUST NOT render it as a known elicitation mode.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationRequestMode {
     /// The `mode` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -3891,10 +4881,14 @@ impl CreateElicitationRequestMode {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
     const NAME: &'static str = "CreateElicitationRequestMode";
+
     const TAG: &'static str = "mode";
+
     const KNOWN_TAGS: &'static [&'static str] = &["form", "url"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -3905,10 +4899,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -3916,6 +4912,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationRequestMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -3935,6 +4932,7 @@ impl Serialize for CreateElicitationRequestMode {
         }
     }
 }
+
 /// Response from the client to an elicitation request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3955,20 +4953,39 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
 }
+
 impl CreateElicitationResponse {
     /// A `CreateElicitationResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(action: impl Into<CreateElicitationResponseAction>) -> Self {
         Self {
             meta: Patch::Absent,
             action: action.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
+    /// The `accept` member.
+    fn from(body: ElicitationAcceptAction) -> Self {
+        Self::Accept(body)
+    }
+}
+
 /// The `action` variants of [`CreateElicitationResponse`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -3990,6 +5007,7 @@ pub enum CreateElicitationResponseAction {
     /// responses, and otherwise MUST handle it as `cancel`.
     Other(UnknownVariant),
 }
+
 impl CreateElicitationResponseAction {
     /// The `action` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4001,10 +5019,14 @@ impl CreateElicitationResponseAction {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
     const NAME: &'static str = "CreateElicitationResponseAction";
+
     const TAG: &'static str = "action";
+
     const KNOWN_TAGS: &'static [&'static str] = &["accept", "decline", "cancel"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4016,10 +5038,12 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4027,6 +5051,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for CreateElicitationResponseAction {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4039,6 +5064,7 @@ impl Serialize for CreateElicitationResponseAction {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "action")]
@@ -4052,6 +5078,7 @@ impl Serialize for CreateElicitationResponseAction {
         }
     }
 }
+
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `session.delete` capability.
@@ -4074,20 +5101,32 @@ pub struct DeleteSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionRequest {
     /// A `DeleteSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from deleting a session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4105,17 +5144,29 @@ pub struct DeleteSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DeleteSessionResponse {
     /// An empty `DeleteSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// File changes produced by a tool call.
 ///
 /// `changes` is authoritative for affected absolute paths and operations.
@@ -4155,8 +5206,10 @@ pub struct Diff {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Diff {
     /// A `Diff` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(changes: impl Into<Vec<DiffChange>>) -> Self {
         Self {
             changes: changes.into(),
@@ -4164,17 +5217,36 @@ impl Diff {
             meta: Patch::Absent,
         }
     }
-    /// Sets `patch`.
+
+    /// Sets `patch`: Renderable patch text for some or all of the structured changes.
+    #[must_use]
     pub fn patch(mut self, value: impl Into<DiffPatch>) -> Self {
         self.patch = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `patch` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_patch(mut self) -> Self {
+        self.patch = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// One file-level change described by a `Diff`.
 ///
 /// Structured change metadata lets clients identify affected files and
@@ -4218,8 +5290,10 @@ pub struct DiffChange {
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
 }
+
 impl DiffChange {
     /// A `DiffChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(operation: impl Into<DiffChangeOperation>) -> Self {
         Self {
             file_type: Patch::Absent,
@@ -4228,22 +5302,50 @@ impl DiffChange {
             operation: operation.into(),
         }
     }
-    /// Sets `fileType`.
+
+    /// Sets `fileType`: File content kind after the operation (for `delete`, of the deleted file).
+    #[must_use]
     pub fn file_type(mut self, value: impl Into<DiffFileType>) -> Self {
         self.file_type = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `fileType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_file_type(mut self) -> Self {
+        self.file_type = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type of the file contents after the operation (for `delete`, of the deleted file).
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The `operation` variants of [`DiffChange`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -4265,6 +5367,7 @@ pub enum DiffChangeOperation {
     /// future ACP variants.
     Other(UnknownVariant),
 }
+
 impl DiffChangeOperation {
     /// The `operation` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4278,9 +5381,12 @@ impl DiffChangeOperation {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
     const NAME: &'static str = "DiffChangeOperation";
+
     const TAG: &'static str = "operation";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "add",
         "delete",
@@ -4288,6 +5394,7 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
         "move",
         "copy",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4301,10 +5408,12 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for DiffChangeOperation {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4312,6 +5421,7 @@ impl<'de> Deserialize<'de> for DiffChangeOperation {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for DiffChangeOperation {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4334,6 +5444,7 @@ impl Serialize for DiffChangeOperation {
         }
     }
 }
+
 /// Kind of file content represented by a diff change.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -4353,6 +5464,7 @@ pub enum DiffFileType {
     /// future ACP variants.
     Other(String),
 }
+
 impl DiffFileType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [DiffFileType] = &[
@@ -4361,10 +5473,12 @@ impl DiffFileType {
         DiffFileType::Directory,
         DiffFileType::Symlink,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [DiffFileType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "text" => Some(Self::Text),
@@ -4375,11 +5489,13 @@ impl DiffFileType {
         }
     }
 }
+
 impl ::std::fmt::Display for DiffFileType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl DiffFileType {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -4391,31 +5507,38 @@ impl DiffFileType {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for DiffFileType {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for DiffFileType {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for DiffFileType {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for DiffFileType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4424,6 +5547,7 @@ impl Serialize for DiffFileType {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for DiffFileType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4431,6 +5555,7 @@ impl<'de> Deserialize<'de> for DiffFileType {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Renderable patch text and its format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4452,8 +5577,10 @@ pub struct DiffPatch {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DiffPatch {
     /// A `DiffPatch` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(format: impl Into<DiffPatchFormat>, text: impl Into<String>) -> Self {
         Self {
             format: format.into(),
@@ -4461,12 +5588,22 @@ impl DiffPatch {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text patch format used by `DiffPatch`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -4490,13 +5627,16 @@ pub enum DiffPatchFormat {
     /// future ACP variants.
     Other(String),
 }
+
 impl DiffPatchFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [DiffPatchFormat] = &[DiffPatchFormat::GitPatch];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [DiffPatchFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "git_patch" => Some(Self::GitPatch),
@@ -4504,11 +5644,13 @@ impl DiffPatchFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for DiffPatchFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl DiffPatchFormat {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -4517,31 +5659,38 @@ impl DiffPatchFormat {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for DiffPatchFormat {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for DiffPatchFormat {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for DiffPatchFormat {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for DiffPatchFormat {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4550,6 +5699,7 @@ impl Serialize for DiffPatchFormat {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for DiffPatchFormat {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4557,6 +5707,7 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Operation metadata for add, delete, and modify changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4564,12 +5715,15 @@ pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
 }
+
 impl DiffPathChange {
     /// A `DiffPathChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<AbsolutePath>) -> Self {
         Self { path: path.into() }
     }
 }
+
 /// Operation metadata for move and copy changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4580,8 +5734,10 @@ pub struct DiffPathPairChange {
     /// Absolute path after the operation.
     pub path: AbsolutePath,
 }
+
 impl DiffPathPairChange {
     /// A `DiffPathPairChange` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         old_path: impl Into<AbsolutePath>,
         path: impl Into<AbsolutePath>,
@@ -4592,6 +5748,7 @@ impl DiffPathPairChange {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4616,20 +5773,32 @@ pub struct DisableProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DisableProviderRequest {
     /// A `DisableProviderRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(provider_id: impl Into<ProviderId>) -> Self {
         Self {
             provider_id: provider_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4651,17 +5820,29 @@ pub struct DisableProviderResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl DisableProviderResponse {
     /// An empty `DisableProviderResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user accepted the elicitation and provided content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4672,12 +5853,16 @@ pub struct ElicitationAcceptAction {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
 }
+
 impl ElicitationAcceptAction {
     /// An empty `ElicitationAcceptAction`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { content: Patch::Absent }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: The user-provided content, if any, as an object matching the requested schema.
+    #[must_use]
     pub fn content(
         mut self,
         value: impl Into<::acp_support::OrderedMap<ElicitationContentValue>>,
@@ -4685,7 +5870,15 @@ impl ElicitationAcceptAction {
         self.content = Patch::Value(value.into());
         self
     }
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
 }
+
 /// Elicitation capabilities supported by the client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4723,8 +5916,10 @@ pub struct ElicitationCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationCapabilities {
     /// An empty `ElicitationCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             form: Patch::Absent,
@@ -4732,22 +5927,50 @@ impl ElicitationCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `form`.
+
+    /// Sets `form`: Whether the client supports form-based elicitation.
+    #[must_use]
     pub fn form(mut self, value: impl Into<ElicitationFormCapabilities>) -> Self {
         self.form = Patch::Value(value.into());
         self
     }
-    /// Sets `url`.
+
+    /// Sets `form` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_form(mut self) -> Self {
+        self.form = Patch::Null;
+        self
+    }
+
+    /// Sets `url`: Whether the client supports URL-based elicitation.
+    #[must_use]
     pub fn url(mut self, value: impl Into<ElicitationUrlCapabilities>) -> Self {
         self.url = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `url` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_url(mut self) -> Self {
+        self.url = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Allowed wire representations for `ElicitationContentValue`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4768,6 +5991,7 @@ pub enum ElicitationContentValue {
     /// other value.
     Other(::serde_json::Value),
 }
+
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
@@ -4787,17 +6011,29 @@ pub struct ElicitationFormCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationFormCapabilities {
     /// An empty `ElicitationFormCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Form-based elicitation mode where the client renders a form from the provided schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4809,8 +6045,10 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
 }
+
 impl ElicitationFormMode {
     /// A `ElicitationFormMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested_schema: impl Into<ElicitationSchema>,
         scope: impl Into<ElicitationFormModeScope>,
@@ -4821,6 +6059,7 @@ impl ElicitationFormMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationFormMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4831,35 +6070,77 @@ pub enum ElicitationFormModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// Unique identifier for an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ElicitationId(pub String);
+
 impl From<String> for ElicitationId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ElicitationId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ElicitationId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ElicitationId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<StringPropertySchema> for ElicitationPropertySchema {
+    /// The `string` member.
+    fn from(body: StringPropertySchema) -> Self {
+        Self::String(body)
+    }
+}
+
+impl From<NumberPropertySchema> for ElicitationPropertySchema {
+    /// The `number` member.
+    fn from(body: NumberPropertySchema) -> Self {
+        Self::Number(body)
+    }
+}
+
+impl From<IntegerPropertySchema> for ElicitationPropertySchema {
+    /// The `integer` member.
+    fn from(body: IntegerPropertySchema) -> Self {
+        Self::Integer(body)
+    }
+}
+
+impl From<BooleanPropertySchema> for ElicitationPropertySchema {
+    /// The `boolean` member.
+    fn from(body: BooleanPropertySchema) -> Self {
+        Self::Boolean(body)
+    }
+}
+
+impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
+    /// The `array` member.
+    fn from(body: MultiSelectPropertySchema) -> Self {
+        Self::Array(body)
+    }
+}
+
 /// Property schema for elicitation form fields.
 ///
 /// Each variant corresponds to a JSON Schema `"type"` value.
@@ -4889,6 +6170,7 @@ pub enum ElicitationPropertySchema {
     /// elicitation requests. They MUST NOT render it as a known input control.
     Other(UnknownVariant),
 }
+
 impl ElicitationPropertySchema {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -4902,9 +6184,12 @@ impl ElicitationPropertySchema {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
     const NAME: &'static str = "ElicitationPropertySchema";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "string",
         "number",
@@ -4912,6 +6197,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         "boolean",
         "array",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -4925,10 +6211,12 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -4936,6 +6224,7 @@ impl<'de> Deserialize<'de> for ElicitationPropertySchema {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ElicitationPropertySchema {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -4958,6 +6247,7 @@ impl Serialize for ElicitationPropertySchema {
         }
     }
 }
+
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -4967,14 +6257,17 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+
 impl ElicitationRequestScope {
     /// A `ElicitationRequestScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
         }
     }
 }
+
 /// Type-safe elicitation schema for requesting structured user input.
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
@@ -5023,8 +6316,10 @@ pub struct ElicitationSchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationSchema {
     /// A `ElicitationSchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         type_: impl Into<ElicitationSchemaType>,
         properties: impl Into<::acp_support::OrderedMap<ElicitationPropertySchema>>,
@@ -5038,27 +6333,64 @@ impl ElicitationSchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the schema.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `required`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `required`: List of required property names.
+    #[must_use]
     pub fn required(mut self, value: impl Into<Vec<String>>) -> Self {
         self.required = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `required` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_required(mut self) -> Self {
+        self.required = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional description of what this schema represents.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Type discriminator for elicitation schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElicitationSchemaType {
@@ -5066,13 +6398,16 @@ pub enum ElicitationSchemaType {
     #[serde(rename = "object")]
     Object,
 }
+
 impl ElicitationSchemaType {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ElicitationSchemaType] = &[ElicitationSchemaType::Object];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ElicitationSchemaType] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "object" => Some(Self::Object),
@@ -5080,11 +6415,13 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::fmt::Display for ElicitationSchemaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ElicitationSchemaType {
     /// The wire value.
     pub fn as_str(&self) -> &'static str {
@@ -5093,8 +6430,10 @@ impl ElicitationSchemaType {
         }
     }
 }
+
 impl ::std::str::FromStr for ElicitationSchemaType {
     type Err = ::acp_support::enums::UnknownValue;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Self::from_known(value)
             .ok_or_else(|| ::acp_support::enums::UnknownValue::new(
@@ -5103,6 +6442,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
             ))
     }
 }
+
 /// Session-scoped elicitation, optionally tied to a specific tool call.
 ///
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
@@ -5126,20 +6466,32 @@ pub struct ElicitationSessionScope {
     )]
     pub tool_call_id: Patch<ToolCallId>,
 }
+
 impl ElicitationSessionScope {
     /// A `ElicitationSessionScope` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
         }
     }
-    /// Sets `toolCallId`.
+
+    /// Sets `toolCallId`: Optional tool call within the session.
+    #[must_use]
     pub fn tool_call_id(mut self, value: impl Into<ToolCallId>) -> Self {
         self.tool_call_id = Patch::Value(value.into());
         self
     }
+
+    /// Sets `toolCallId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_tool_call_id(mut self) -> Self {
+        self.tool_call_id = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
@@ -5159,17 +6511,29 @@ pub struct ElicitationUrlCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ElicitationUrlCapabilities {
     /// An empty `ElicitationUrlCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// URL-based elicitation mode where the client directs the user to a URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5183,8 +6547,10 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
 }
+
 impl ElicitationUrlMode {
     /// A `ElicitationUrlMode` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         elicitation_id: impl Into<ElicitationId>,
         url: impl Into<String>,
@@ -5197,6 +6563,7 @@ impl ElicitationUrlMode {
         }
     }
 }
+
 /// The alternatives of [`ElicitationUrlMode`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -5207,6 +6574,7 @@ pub enum ElicitationUrlModeScope {
     /// (e.g., during auth/configuration phases before any session is started).
     Request(ElicitationRequestScope),
 }
+
 /// The contents of a resource, embedded into a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5235,8 +6603,10 @@ pub struct EmbeddedResource {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EmbeddedResource {
     /// A `EmbeddedResource` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(resource: impl Into<EmbeddedResourceResource>) -> Self {
         Self {
             resource: resource.into(),
@@ -5244,17 +6614,36 @@ impl EmbeddedResource {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Resource content that can be embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -5264,6 +6653,7 @@ pub enum EmbeddedResourceResource {
     /// Binary resource contents embedded directly in the message.
     BlobResourceContents(BlobResourceContents),
 }
+
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5295,8 +6685,10 @@ pub struct EnumOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnumOption {
     /// A `EnumOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(const_: impl Into<String>, title: impl Into<String>) -> Self {
         Self {
             const_: const_.into(),
@@ -5305,17 +6697,36 @@ impl EnumOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An environment variable to set when launching a process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5337,8 +6748,10 @@ pub struct EnvVariable {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl EnvVariable {
     /// A `EnvVariable` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5346,12 +6759,22 @@ impl EnvVariable {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// JSON-RPC error object.
 ///
 /// Represents an error that occurred during method execution, following the
@@ -5380,8 +6803,10 @@ pub struct Error {
     )]
     pub data: Patch<ErrorData>,
 }
+
 impl Error {
     /// A `Error` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -5389,12 +6814,22 @@ impl Error {
             data: Patch::Absent,
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional primitive or structured value that contains additional information about the error.
+    #[must_use]
     pub fn data(mut self, value: impl Into<ErrorData>) -> Self {
         self.data = Patch::Value(value.into());
         self
     }
+
+    /// Sets `data` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_data(mut self) -> Self {
+        self.data = Patch::Null;
+        self
+    }
 }
+
 /// Predefined error codes for common JSON-RPC and ACP-specific errors.
 ///
 /// Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -5427,6 +6862,7 @@ pub enum ErrorCode {
     /// Other undefined error code.
     Other(i32),
 }
+
 impl ErrorCode {
     /// The codes this build knows, in schema order.
     pub const KNOWN: &'static [ErrorCode] = &[
@@ -5440,10 +6876,12 @@ impl ErrorCode {
         ErrorCode::ResourceNotFound,
         ErrorCode::UnsupportedProtocolVersion,
     ];
+
     /// The codes this build knows, in schema order.
     pub fn known() -> &'static [ErrorCode] {
         Self::KNOWN
     }
+
     /// The numeric code.
     pub fn code(&self) -> i32 {
         match self {
@@ -5459,11 +6897,13 @@ impl ErrorCode {
             Self::Other(code) => *code,
         }
     }
+
     /// `true` unless this is a code this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
 }
+
 impl From<i32> for ErrorCode {
     fn from(code: i32) -> Self {
         match code {
@@ -5480,6 +6920,7 @@ impl From<i32> for ErrorCode {
         }
     }
 }
+
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5487,11 +6928,13 @@ impl<'de> Deserialize<'de> for ErrorCode {
         i32::deserialize(deserializer).map(Self::from)
     }
 }
+
 impl ::std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         write!(f, "{}", self.code())
     }
 }
+
 impl Serialize for ErrorCode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5500,6 +6943,7 @@ impl Serialize for ErrorCode {
         self.code().serialize(serializer)
     }
 }
+
 /// Schema for [`Error::data`]: the shapes ACP defines, or any other value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -5511,6 +6955,7 @@ pub enum ErrorData {
     /// The `Other` member.
     Other(::serde_json::Value),
 }
+
 /// Details of a failure that ended active work.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5526,17 +6971,29 @@ pub struct ErrorStopReason {
     )]
     pub error: Patch<Error>,
 }
+
 impl ErrorStopReason {
     /// An empty `ErrorStopReason`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { error: Patch::Absent }
     }
-    /// Sets `error`.
+
+    /// Sets `error`: The failure, as a JSON-RPC error object.
+    #[must_use]
     pub fn error(mut self, value: impl Into<Error>) -> Self {
         self.error = Patch::Value(value.into());
         self
     }
+
+    /// Sets `error` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_error(mut self) -> Self {
+        self.error = Patch::Null;
+        self
+    }
 }
+
 /// Allows either side to send an arbitrary notification that is not part of the ACP spec.
 /// Extension notifications provide a way to send one-way messages for custom functionality
 /// while maintaining protocol compatibility.
@@ -5545,11 +7002,13 @@ impl ErrorStopReason {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtNotification {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -5558,11 +7017,13 @@ impl From<::serde_json::Value> for ExtNotification {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtRequest {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
 /// protocol compatibility.
@@ -5571,11 +7032,13 @@ impl From<::serde_json::Value> for ExtRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ExtResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5634,8 +7097,10 @@ pub struct ForkSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ForkSessionRequest {
     /// A `ForkSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -5646,7 +7111,9 @@ impl ForkSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -5654,22 +7121,43 @@ impl ForkSessionRequest {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5718,8 +7206,10 @@ pub struct ForkSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ForkSessionResponse {
     /// A `ForkSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -5728,12 +7218,16 @@ impl ForkSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `configOptions`.
+
+    /// Sets `configOptions`: Initial session configuration options.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Some(value.into());
         self
     }
-    /// Sets `availableCommands`.
+
+    /// Sets `availableCommands`: Initial commands the agent can execute in this session.
+    #[must_use]
     pub fn available_commands(
         mut self,
         value: impl Into<Vec<AvailableCommand>>,
@@ -5741,12 +7235,22 @@ impl ForkSessionResponse {
         self.available_commands = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An HTTP header to set when making requests to the MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5768,8 +7272,10 @@ pub struct HttpHeader {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl HttpHeader {
     /// A `HttpHeader` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -5777,12 +7283,22 @@ impl HttpHeader {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An optionally-sized icon that can be displayed in a user interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5836,8 +7352,10 @@ pub struct Icon {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Icon {
     /// A `Icon` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(src: impl Into<String>) -> Self {
         Self {
             src: src.into(),
@@ -5847,27 +7365,64 @@ impl Icon {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: Optional MIME type override if the source MIME type is missing or generic.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `sizes`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `sizes`: Optional array of strings that specify sizes at which the icon can be used.
+    #[must_use]
     pub fn sizes(mut self, value: impl Into<Vec<String>>) -> Self {
         self.sizes = Patch::Value(value.into());
         self
     }
-    /// Sets `theme`.
+
+    /// Sets `sizes` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sizes(mut self) -> Self {
+        self.sizes = Patch::Null;
+        self
+    }
+
+    /// Sets `theme`: Optional theme this icon is designed for.
+    #[must_use]
     pub fn theme(mut self, value: impl Into<IconTheme>) -> Self {
         self.theme = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `theme` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_theme(mut self) -> Self {
+        self.theme = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Theme an icon is designed for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -5883,13 +7438,16 @@ pub enum IconTheme {
     /// future ACP variants.
     Other(String),
 }
+
 impl IconTheme {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [IconTheme] = &[IconTheme::Light, IconTheme::Dark];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [IconTheme] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "light" => Some(Self::Light),
@@ -5898,11 +7456,13 @@ impl IconTheme {
         }
     }
 }
+
 impl ::std::fmt::Display for IconTheme {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl IconTheme {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -5912,31 +7472,38 @@ impl IconTheme {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for IconTheme {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for IconTheme {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for IconTheme {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for IconTheme {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -5945,6 +7512,7 @@ impl Serialize for IconTheme {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for IconTheme {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -5952,6 +7520,7 @@ impl<'de> Deserialize<'de> for IconTheme {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// No foreground work is active. Background activity may continue.
 ///
 /// Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -6007,8 +7576,10 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
 }
+
 impl IdleStateUpdate {
     /// A `IdleStateUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(stop_reason: impl Into<IdleStateUpdateStopReason>) -> Self {
         Self {
             usage: Patch::Absent,
@@ -6017,22 +7588,57 @@ impl IdleStateUpdate {
             stop_reason: stop_reason.into(),
         }
     }
-    /// Sets `usage`.
+
+    /// Sets `usage`: **UNSTABLE**
+    #[must_use]
     pub fn usage(mut self, value: impl Into<Usage>) -> Self {
         self.usage = Patch::Value(value.into());
         self
     }
-    /// Sets `background`.
+
+    /// Sets `usage` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_usage(mut self) -> Self {
+        self.usage = Patch::Null;
+        self
+    }
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ErrorStopReason> for IdleStateUpdateStopReason {
+    /// The `error` member.
+    fn from(body: ErrorStopReason) -> Self {
+        Self::Error(body)
+    }
+}
+
 /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 ///
 /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
@@ -6077,6 +7683,7 @@ pub enum IdleStateUpdateStopReason {
     /// No stop reason: `stopReason` is omitted or `null`.
     None,
 }
+
 impl IdleStateUpdateStopReason {
     /// The `stopReason` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -6092,9 +7699,12 @@ impl IdleStateUpdateStopReason {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
     const NAME: &'static str = "IdleStateUpdateStopReason";
+
     const TAG: &'static str = "stopReason";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "end_turn",
         "max_tokens",
@@ -6103,6 +7713,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         "cancelled",
         "error",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -6123,13 +7734,16 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn none() -> Option<Self> {
         Some(Self::None)
     }
 }
+
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6137,6 +7751,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for IdleStateUpdateStopReason {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6149,6 +7764,7 @@ impl Serialize for IdleStateUpdateStopReason {
             #[serde(flatten)]
             body: &'a T,
         }
+
         #[derive(Serialize)]
         struct TagOnly {
             #[serde(rename = "stopReason")]
@@ -6174,6 +7790,7 @@ impl Serialize for IdleStateUpdateStopReason {
         }
     }
 }
+
 /// An image provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6214,8 +7831,10 @@ pub struct ImageContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ImageContent {
     /// A `ImageContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>, mime_type: impl Into<MediaType>) -> Self {
         Self {
             data: data.into(),
@@ -6225,22 +7844,50 @@ impl ImageContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `uri`.
+
+    /// Sets `uri`: URI associated with this resource or media payload.
+    #[must_use]
     pub fn uri(mut self, value: impl Into<String>) -> Self {
         self.uri = Patch::Value(value.into());
         self
     }
-    /// Sets `annotations`.
+
+    /// Sets `uri` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_uri(mut self) -> Self {
+        self.uri = Patch::Null;
+        self
+    }
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
@@ -6278,8 +7925,10 @@ pub struct Implementation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Implementation {
     /// A `Implementation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -6288,17 +7937,36 @@ impl Implementation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Intended for UI and end-user contexts and optimized to be human-readable and easily understood.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6317,11 +7985,13 @@ impl Implementation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
+
 impl From<InitializeRequest> for InitializeProxyRequest {
     fn from(value: InitializeRequest) -> Self {
         Self(value)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6334,11 +8004,13 @@ impl From<InitializeRequest> for InitializeProxyRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
+
 impl From<InitializeResponse> for InitializeProxyResponse {
     fn from(value: InitializeResponse) -> Self {
         Self(value)
     }
 }
+
 /// Request parameters for the initialize method.
 ///
 /// Sent by the client to establish connection and negotiate capabilities.
@@ -6372,8 +8044,10 @@ pub struct InitializeRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeRequest {
     /// A `InitializeRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         protocol_version: impl Into<ProtocolVersion>,
         info: impl Into<Implementation>,
@@ -6385,17 +8059,29 @@ impl InitializeRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Capabilities supported by the client.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<ClientCapabilities>) -> Self {
         self.capabilities = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `initialize` method.
 ///
 /// Contains the negotiated protocol version and agent capabilities.
@@ -6446,8 +8132,10 @@ pub struct InitializeResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl InitializeResponse {
     /// A `InitializeResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         protocol_version: impl Into<ProtocolVersion>,
         info: impl Into<Implementation>,
@@ -6460,22 +8148,36 @@ impl InitializeResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Capabilities supported by the agent.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<AgentCapabilities>) -> Self {
         self.capabilities = Some(value.into());
         self
     }
-    /// Sets `authMethods`.
+
+    /// Sets `authMethods`: Authentication methods supported by the agent.
+    #[must_use]
     pub fn auth_methods(mut self, value: impl Into<Vec<AuthMethod>>) -> Self {
         self.auth_methods = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for integer properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6530,8 +8232,10 @@ pub struct IntegerPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl IntegerPropertySchema {
     /// An empty `IntegerPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -6542,37 +8246,92 @@ impl IntegerPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<i64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<i64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<i64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6594,17 +8353,29 @@ pub struct ListProvidersRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListProvidersRequest {
     /// An empty `ListProvidersRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6628,20 +8399,32 @@ pub struct ListProvidersResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListProvidersResponse {
     /// A `ListProvidersResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(providers: impl Into<Vec<ProviderInfo>>) -> Self {
         Self {
             providers: providers.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6683,8 +8466,10 @@ pub struct ListSessionsRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsRequest {
     /// An empty `ListSessionsRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cwd: Patch::Absent,
@@ -6693,27 +8478,64 @@ impl ListSessionsRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cwd`.
+
+    /// Sets `cwd`: Filter sessions by working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<AbsolutePath>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `cursor`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `cursor`: Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
+    #[must_use]
     pub fn cursor(mut self, value: impl Into<SessionListCursor>) -> Self {
         self.cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `archived`.
+
+    /// Sets `cursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cursor(mut self) -> Self {
+        self.cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `archived`: **UNSTABLE**
+    #[must_use]
     pub fn archived(mut self, value: impl Into<SessionArchiveFilter>) -> Self {
         self.archived = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `archived` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archived(mut self) -> Self {
+        self.archived = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from listing sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6739,8 +8561,10 @@ pub struct ListSessionsResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ListSessionsResponse {
     /// A `ListSessionsResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(sessions: impl Into<Vec<SessionInfo>>) -> Self {
         Self {
             sessions: sessions.into(),
@@ -6748,17 +8572,36 @@ impl ListSessionsResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `nextCursor`.
+
+    /// Sets `nextCursor`: Opaque cursor token.
+    #[must_use]
     pub fn next_cursor(mut self, value: impl Into<SessionListCursor>) -> Self {
         self.next_cursor = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `nextCursor` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_next_cursor(mut self) -> Self {
+        self.next_cursor = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6789,6 +8632,7 @@ pub enum LlmProtocol {
     /// future ACP variants.
     Other(String),
 }
+
 impl LlmProtocol {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [LlmProtocol] = &[
@@ -6798,10 +8642,12 @@ impl LlmProtocol {
         LlmProtocol::Vertex,
         LlmProtocol::Bedrock,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [LlmProtocol] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "anthropic" => Some(Self::Anthropic),
@@ -6813,11 +8659,13 @@ impl LlmProtocol {
         }
     }
 }
+
 impl ::std::fmt::Display for LlmProtocol {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl LlmProtocol {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -6830,31 +8678,38 @@ impl LlmProtocol {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for LlmProtocol {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for LlmProtocol {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for LlmProtocol {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for LlmProtocol {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -6863,6 +8718,7 @@ impl Serialize for LlmProtocol {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for LlmProtocol {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -6870,6 +8726,7 @@ impl<'de> Deserialize<'de> for LlmProtocol {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Request parameters for the `auth/login` method.
 ///
 /// Specifies which authentication method to use.
@@ -6897,20 +8754,32 @@ pub struct LoginAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoginAuthRequest {
     /// A `LoginAuthRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method_id: impl Into<AuthMethodId>) -> Self {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `auth/login` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6928,17 +8797,29 @@ pub struct LoginAuthResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LoginAuthResponse {
     /// An empty `LoginAuthResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for the `auth/logout` method.
 ///
 /// Terminates the current authenticated session.
@@ -6962,17 +8843,29 @@ pub struct LogoutAuthRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutAuthRequest {
     /// An empty `LogoutAuthRequest`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to the `auth/logout` method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -6990,17 +8883,29 @@ pub struct LogoutAuthResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl LogoutAuthResponse {
     /// An empty `LogoutAuthResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7024,17 +8929,29 @@ pub struct McpAcpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpAcpCapabilities {
     /// An empty `McpAcpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// MCP capabilities supported by the agent for session lifecycle requests.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7086,8 +9003,10 @@ pub struct McpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpCapabilities {
     /// An empty `McpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             stdio: Patch::Absent,
@@ -7096,27 +9015,64 @@ impl McpCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `stdio`.
+
+    /// Sets `stdio`: Agent supports `stdio` MCP servers.
+    #[must_use]
     pub fn stdio(mut self, value: impl Into<McpStdioCapabilities>) -> Self {
         self.stdio = Patch::Value(value.into());
         self
     }
-    /// Sets `http`.
+
+    /// Sets `stdio` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_stdio(mut self) -> Self {
+        self.stdio = Patch::Null;
+        self
+    }
+
+    /// Sets `http`: Agent supports `http` MCP servers.
+    #[must_use]
     pub fn http(mut self, value: impl Into<McpHttpCapabilities>) -> Self {
         self.http = Patch::Value(value.into());
         self
     }
-    /// Sets `acp`.
+
+    /// Sets `http` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_http(mut self) -> Self {
+        self.http = Patch::Null;
+        self
+    }
+
+    /// Sets `acp`: **UNSTABLE**
+    #[must_use]
     pub fn acp(mut self, value: impl Into<McpAcpCapabilities>) -> Self {
         self.acp = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `acp` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_acp(mut self) -> Self {
+        self.acp = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// An inner MCP error, distinct from an outer ACP binding or runtime error.
@@ -7141,8 +9097,10 @@ pub struct McpError {
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
 impl McpError {
     /// A `McpError` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(code: impl Into<i32>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
@@ -7151,12 +9109,15 @@ impl McpError {
             extra: JsonObject::new(),
         }
     }
-    /// Sets `data`.
+
+    /// Sets `data`: Optional error data.
+    #[must_use]
     pub fn data(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.data = Some(value.into());
         self
     }
 }
+
 /// Capabilities for HTTP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
@@ -7176,17 +9137,29 @@ pub struct McpHttpCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpHttpCapabilities {
     /// An empty `McpHttpCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// Identifies an inner MCP request active against a server on this ACP connection.
@@ -7195,31 +9168,58 @@ impl McpHttpCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct McpRequestId(pub String);
+
 impl From<String> for McpRequestId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl McpRequestId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for McpRequestId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for McpRequestId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
+impl From<McpServerHttp> for McpServer {
+    /// The `http` member.
+    fn from(body: McpServerHttp) -> Self {
+        Self::Http(body)
+    }
+}
+
+impl From<McpServerAcp> for McpServer {
+    /// The `acp` member.
+    fn from(body: McpServerAcp) -> Self {
+        Self::Acp(body)
+    }
+}
+
+impl From<McpServerStdio> for McpServer {
+    /// The `stdio` member.
+    fn from(body: McpServerStdio) -> Self {
+        Self::Stdio(body)
+    }
+}
+
 /// Configuration for connecting to an MCP (Model Context Protocol) server.
 ///
 /// MCP servers provide tools and context that the agent can use when
@@ -7258,6 +9258,7 @@ pub enum McpServer {
     /// with `-32602`.
     Other(UnknownVariant),
 }
+
 impl McpServer {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7269,10 +9270,14 @@ impl McpServer {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for McpServer {
     const NAME: &'static str = "McpServer";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["http", "acp", "stdio"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7284,10 +9289,12 @@ impl ::acp_support::union::TaggedUnion for McpServer {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for McpServer {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7295,6 +9302,7 @@ impl<'de> Deserialize<'de> for McpServer {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for McpServer {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7315,6 +9323,7 @@ impl Serialize for McpServer {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7347,8 +9356,10 @@ pub struct McpServerAcp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerAcp {
     /// A `McpServerAcp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, server_id: impl Into<McpServerAcpId>) -> Self {
         Self {
             name: name.into(),
@@ -7356,12 +9367,22 @@ impl McpServerAcp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7373,31 +9394,37 @@ impl McpServerAcp {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct McpServerAcpId(pub String);
+
 impl From<String> for McpServerAcpId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl McpServerAcpId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for McpServerAcpId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for McpServerAcpId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// HTTP transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7423,8 +9450,10 @@ pub struct McpServerHttp {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerHttp {
     /// A `McpServerHttp` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -7433,17 +9462,29 @@ impl McpServerHttp {
             meta: Patch::Absent,
         }
     }
-    /// Sets `headers`.
+
+    /// Sets `headers`: HTTP headers to set when making requests to the MCP server.
+    #[must_use]
     pub fn headers(mut self, value: impl Into<Vec<HttpHeader>>) -> Self {
         self.headers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Stdio transport configuration for MCP.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7472,8 +9513,10 @@ pub struct McpServerStdio {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpServerStdio {
     /// A `McpServerStdio` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, command: impl Into<AbsolutePath>) -> Self {
         Self {
             name: name.into(),
@@ -7483,22 +9526,36 @@ impl McpServerStdio {
             meta: Patch::Absent,
         }
     }
-    /// Sets `args`.
+
+    /// Sets `args`: Command-line arguments to pass to the MCP server.
+    #[must_use]
     pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
         self.args = Some(value.into());
         self
     }
-    /// Sets `env`.
+
+    /// Sets `env`: Environment variables to set when launching the MCP server.
+    #[must_use]
     pub fn env(mut self, value: impl Into<Vec<EnvVariable>>) -> Self {
         self.env = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for stdio MCP server transports.
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
@@ -7518,46 +9575,64 @@ pub struct McpStdioCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl McpStdioCapabilities {
     /// An empty `McpStdioCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An Internet media type identifying the format of protocol content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MediaType(pub String);
+
 impl From<String> for MediaType {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MediaType {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MediaType {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MediaType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Identifier for a message, unique among messages of the same type within a session.
 ///
 /// Each message type, such as user messages, agent messages, and agent thoughts,
@@ -7566,31 +9641,37 @@ impl ::std::fmt::Display for MediaType {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
+
 impl From<String> for MessageId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl MessageId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for MessageId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for MessageId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// Notification for an active request, sent from provider to consumer.
@@ -7623,8 +9704,10 @@ pub struct MessageMcpNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpNotification {
     /// A `MessageMcpNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         server_id: impl Into<McpServerAcpId>,
         request_id: impl Into<McpRequestId>,
@@ -7638,17 +9721,36 @@ impl MessageMcpNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Optional inner MCP params.
+    #[must_use]
     pub fn params(mut self, value: impl Into<JsonObject>) -> Self {
         self.params = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `params` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_params(mut self) -> Self {
+        self.params = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// Request parameters for `mcp/message`, sent from consumer to provider.
@@ -7680,8 +9782,10 @@ pub struct MessageMcpRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpRequest {
     /// A `MessageMcpRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         server_id: impl Into<McpServerAcpId>,
         request_id: impl Into<McpRequestId>,
@@ -7695,17 +9799,36 @@ impl MessageMcpRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Optional inner MCP params.
+    #[must_use]
     pub fn params(mut self, value: impl Into<JsonObject>) -> Self {
         self.params = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `params` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_params(mut self) -> Self {
+        self.params = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// The successful outer ACP `mcp/message` response carries exactly one
@@ -7724,6 +9847,7 @@ pub enum MessageMcpResponse {
     /// A structured inner MCP error.
     Error(MessageMcpResponseError),
 }
+
 /// A structured inner MCP error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7744,20 +9868,32 @@ pub struct MessageMcpResponseError {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpResponseError {
     /// A `MessageMcpResponseError` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(error: impl Into<McpError>) -> Self {
         Self {
             error: error.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An opaque inner MCP result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7778,20 +9914,39 @@ pub struct MessageMcpResponseResult {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MessageMcpResponseResult {
     /// A `MessageMcpResponseResult` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(result: impl Into<::serde_json::Value>) -> Self {
         Self {
             result: result.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<StringMultiSelectItems> for MultiSelectItems {
+    /// The `string` member.
+    fn from(body: StringMultiSelectItems) -> Self {
+        Self::String(body)
+    }
+}
+
 /// Items for a multi-select (array) property schema.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -7805,6 +9960,7 @@ pub enum MultiSelectItems {
     /// As in MCP, titled items omit `type` and are identified by `anyOf`.
     Titled(TitledMultiSelectItems),
 }
+
 impl MultiSelectItems {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -7815,10 +9971,14 @@ impl MultiSelectItems {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for MultiSelectItems {
     const NAME: &'static str = "MultiSelectItems";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["string"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -7828,15 +9988,18 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
+
     fn decode_untagged<'de, D: ::serde::Deserializer<'de>>(
         body: D,
     ) -> Option<Result<Self, D::Error>> {
         Some(TitledMultiSelectItems::deserialize(body).map(Self::Titled))
     }
 }
+
 impl<'de> Deserialize<'de> for MultiSelectItems {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -7844,6 +10007,7 @@ impl<'de> Deserialize<'de> for MultiSelectItems {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for MultiSelectItems {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -7863,6 +10027,7 @@ impl Serialize for MultiSelectItems {
         }
     }
 }
+
 /// Schema for multi-select (array) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -7919,8 +10084,10 @@ pub struct MultiSelectPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl MultiSelectPropertySchema {
     /// A `MultiSelectPropertySchema` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(items: impl Into<MultiSelectItems>) -> Self {
         Self {
             title: Patch::Absent,
@@ -7932,37 +10099,92 @@ impl MultiSelectPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minItems`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minItems`: Minimum number of items to select.
+    #[must_use]
     pub fn min_items(mut self, value: impl Into<u64>) -> Self {
         self.min_items = Patch::Value(value.into());
         self
     }
-    /// Sets `maxItems`.
+
+    /// Sets `minItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_items(mut self) -> Self {
+        self.min_items = Patch::Null;
+        self
+    }
+
+    /// Sets `maxItems`: Maximum number of items to select.
+    #[must_use]
     pub fn max_items(mut self, value: impl Into<u64>) -> Self {
         self.max_items = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maxItems` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_items(mut self) -> Self {
+        self.max_items = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default selected values.
+    #[must_use]
     pub fn default(mut self, value: impl Into<Vec<String>>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
@@ -8009,8 +10231,10 @@ pub struct NewSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionRequest {
     /// A `NewSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             cwd: cwd.into(),
@@ -8020,7 +10244,9 @@ impl NewSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -8028,22 +10254,43 @@ impl NewSessionRequest {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP (Model Context Protocol) servers the agent should connect to.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from creating a new session.
 ///
 /// New sessions default to `idle` until a state update reports otherwise.
@@ -8096,8 +10343,10 @@ pub struct NewSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NewSessionResponse {
     /// A `NewSessionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -8106,12 +10355,16 @@ impl NewSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `configOptions`.
+
+    /// Sets `configOptions`: Initial session configuration options.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Some(value.into());
         self
     }
-    /// Sets `availableCommands`.
+
+    /// Sets `availableCommands`: Initial commands the agent can execute in this session.
+    #[must_use]
     pub fn available_commands(
         mut self,
         value: impl Into<Vec<AvailableCommand>>,
@@ -8119,12 +10372,22 @@ impl NewSessionResponse {
         self.available_commands = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Fire-and-forget information for the user.
 ///
 /// Notices are live events rather than session history. Agents must not rely on
@@ -8161,8 +10424,10 @@ pub struct Notice {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Notice {
     /// A `Notice` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(severity: impl Into<NoticeSeverity>, title: impl Into<String>) -> Self {
         Self {
             severity: severity.into(),
@@ -8171,17 +10436,36 @@ impl Notice {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional plain-text detail or guidance.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Severity hint for a session notice.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -8198,6 +10482,7 @@ pub enum NoticeSeverity {
     /// extensions. Other unknown values are reserved for future ACP severities.
     Other(String),
 }
+
 impl NoticeSeverity {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [NoticeSeverity] = &[
@@ -8205,10 +10490,12 @@ impl NoticeSeverity {
         NoticeSeverity::Warning,
         NoticeSeverity::Error,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [NoticeSeverity] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "info" => Some(Self::Info),
@@ -8218,11 +10505,13 @@ impl NoticeSeverity {
         }
     }
 }
+
 impl ::std::fmt::Display for NoticeSeverity {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl NoticeSeverity {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8233,31 +10522,38 @@ impl NoticeSeverity {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for NoticeSeverity {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for NoticeSeverity {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for NoticeSeverity {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for NoticeSeverity {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8266,6 +10562,7 @@ impl Serialize for NoticeSeverity {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for NoticeSeverity {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8273,6 +10570,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Schema for number (floating-point) properties in an elicitation form.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8327,8 +10625,10 @@ pub struct NumberPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl NumberPropertySchema {
     /// An empty `NumberPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -8339,37 +10639,92 @@ impl NumberPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minimum`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minimum`: Minimum value (inclusive).
+    #[must_use]
     pub fn minimum(mut self, value: impl Into<f64>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
-    /// Sets `maximum`.
+
+    /// Sets `minimum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_minimum(mut self) -> Self {
+        self.minimum = Patch::Null;
+        self
+    }
+
+    /// Sets `maximum`: Maximum value (inclusive).
+    #[must_use]
     pub fn maximum(mut self, value: impl Into<f64>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `maximum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_maximum(mut self) -> Self {
+        self.maximum = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<f64>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An option presented to the user when requesting permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8394,8 +10749,10 @@ pub struct PermissionOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PermissionOption {
     /// A `PermissionOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         option_id: impl Into<PermissionOptionId>,
         name: impl Into<String>,
@@ -8408,41 +10765,57 @@ impl PermissionOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a permission option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PermissionOptionId(pub String);
+
 impl From<String> for PermissionOptionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PermissionOptionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PermissionOptionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// The type of permission option being presented to the user.
 ///
 /// Helps clients choose appropriate icons and UI treatment.
@@ -8464,6 +10837,7 @@ pub enum PermissionOptionKind {
     /// future ACP variants.
     Other(String),
 }
+
 impl PermissionOptionKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PermissionOptionKind] = &[
@@ -8472,10 +10846,12 @@ impl PermissionOptionKind {
         PermissionOptionKind::RejectOnce,
         PermissionOptionKind::RejectAlways,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PermissionOptionKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "allow_once" => Some(Self::AllowOnce),
@@ -8486,11 +10862,13 @@ impl PermissionOptionKind {
         }
     }
 }
+
 impl ::std::fmt::Display for PermissionOptionKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PermissionOptionKind {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8502,31 +10880,38 @@ impl PermissionOptionKind {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PermissionOptionKind {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PermissionOptionKind {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PermissionOptionKind {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PermissionOptionKind {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8535,6 +10920,7 @@ impl Serialize for PermissionOptionKind {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PermissionOptionKind {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8542,6 +10928,7 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A single entry in the execution plan.
 ///
 /// Represents a task or goal that the assistant intends to accomplish
@@ -8570,8 +10957,10 @@ pub struct PlanEntry {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanEntry {
     /// A `PlanEntry` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         content: impl Into<String>,
         priority: impl Into<PlanEntryPriority>,
@@ -8584,12 +10973,22 @@ impl PlanEntry {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Priority levels for plan entries.
 ///
 /// Used to indicate the relative importance or urgency of different
@@ -8611,6 +11010,7 @@ pub enum PlanEntryPriority {
     /// future ACP variants.
     Other(String),
 }
+
 impl PlanEntryPriority {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryPriority] = &[
@@ -8618,10 +11018,12 @@ impl PlanEntryPriority {
         PlanEntryPriority::Medium,
         PlanEntryPriority::Low,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryPriority] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "high" => Some(Self::High),
@@ -8631,11 +11033,13 @@ impl PlanEntryPriority {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryPriority {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryPriority {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8646,31 +11050,38 @@ impl PlanEntryPriority {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PlanEntryPriority {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PlanEntryPriority {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PlanEntryPriority {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PlanEntryPriority {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8679,6 +11090,7 @@ impl Serialize for PlanEntryPriority {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PlanEntryPriority {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8686,6 +11098,7 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Status of a plan entry in the execution flow.
 ///
 /// Tracks the lifecycle of each task from planning through completion.
@@ -8708,6 +11121,7 @@ pub enum PlanEntryStatus {
     /// future ACP variants.
     Other(String),
 }
+
 impl PlanEntryStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [PlanEntryStatus] = &[
@@ -8716,10 +11130,12 @@ impl PlanEntryStatus {
         PlanEntryStatus::Completed,
         PlanEntryStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [PlanEntryStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -8730,11 +11146,13 @@ impl PlanEntryStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for PlanEntryStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl PlanEntryStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -8746,31 +11164,38 @@ impl PlanEntryStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for PlanEntryStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for PlanEntryStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for PlanEntryStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for PlanEntryStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -8779,6 +11204,7 @@ impl Serialize for PlanEntryStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for PlanEntryStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -8786,6 +11212,7 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8812,8 +11239,10 @@ pub struct PlanFile {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanFile {
     /// A `PlanFile` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, uri: impl Into<String>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8821,41 +11250,57 @@ impl PlanFile {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a plan within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PlanId(pub String);
+
 impl From<String> for PlanId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl PlanId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for PlanId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for PlanId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8882,8 +11327,10 @@ pub struct PlanItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanItems {
     /// A `PlanItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, entries: impl Into<Vec<PlanEntry>>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8891,12 +11338,22 @@ impl PlanItems {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8923,8 +11380,10 @@ pub struct PlanMarkdown {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanMarkdown {
     /// A `PlanMarkdown` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>, content: impl Into<String>) -> Self {
         Self {
             plan_id: plan_id.into(),
@@ -8932,12 +11391,22 @@ impl PlanMarkdown {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8962,20 +11431,32 @@ pub struct PlanRemoved {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanRemoved {
     /// A `PlanRemoved` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan_id: impl Into<PlanId>) -> Self {
         Self {
             plan_id: plan_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A content update for a plan identified by ID.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -8995,20 +11476,53 @@ pub struct PlanUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PlanUpdate {
     /// A `PlanUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(plan: impl Into<PlanUpdateContent>) -> Self {
         Self {
             plan: plan.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<PlanItems> for PlanUpdateContent {
+    /// The `items` member.
+    fn from(body: PlanItems) -> Self {
+        Self::Items(body)
+    }
+}
+
+impl From<PlanFile> for PlanUpdateContent {
+    /// The `file` member.
+    fn from(body: PlanFile) -> Self {
+        Self::File(body)
+    }
+}
+
+impl From<PlanMarkdown> for PlanUpdateContent {
+    /// The `markdown` member.
+    fn from(body: PlanMarkdown) -> Self {
+        Self::Markdown(body)
+    }
+}
+
 /// Updated content for a plan.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -9039,6 +11553,7 @@ pub enum PlanUpdateContent {
     /// content for the same `planId`.
     Other(UnknownVariant),
 }
+
 impl PlanUpdateContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9050,10 +11565,14 @@ impl PlanUpdateContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
     const NAME: &'static str = "PlanUpdateContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["items", "file", "markdown"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9065,10 +11584,12 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for PlanUpdateContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9076,6 +11597,7 @@ impl<'de> Deserialize<'de> for PlanUpdateContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for PlanUpdateContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9098,6 +11620,7 @@ impl Serialize for PlanUpdateContent {
         }
     }
 }
+
 /// Capabilities for audio content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
@@ -9117,17 +11640,29 @@ pub struct PromptAudioCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptAudioCapabilities {
     /// An empty `PromptAudioCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Prompt capabilities supported by the agent in `session/prompt` requests.
 ///
 /// Baseline agent functionality requires support for `text`
@@ -9190,8 +11725,10 @@ pub struct PromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptCapabilities {
     /// An empty `PromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             image: Patch::Absent,
@@ -9200,17 +11737,37 @@ impl PromptCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `image`.
+
+    /// Sets `image`: Agent supports `image` content blocks.
+    #[must_use]
     pub fn image(mut self, value: impl Into<PromptImageCapabilities>) -> Self {
         self.image = Patch::Value(value.into());
         self
     }
-    /// Sets `audio`.
+
+    /// Sets `image` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_image(mut self) -> Self {
+        self.image = Patch::Null;
+        self
+    }
+
+    /// Sets `audio`: Agent supports `audio` content blocks.
+    #[must_use]
     pub fn audio(mut self, value: impl Into<PromptAudioCapabilities>) -> Self {
         self.audio = Patch::Value(value.into());
         self
     }
-    /// Sets `embeddedContext`.
+
+    /// Sets `audio` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_audio(mut self) -> Self {
+        self.audio = Patch::Null;
+        self
+    }
+
+    /// Sets `embeddedContext`: Agent supports embedded context in `session/prompt` requests.
+    #[must_use]
     pub fn embedded_context(
         mut self,
         value: impl Into<PromptEmbeddedContextCapabilities>,
@@ -9218,12 +11775,29 @@ impl PromptCapabilities {
         self.embedded_context = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `embeddedContext` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_embedded_context(mut self) -> Self {
+        self.embedded_context = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for embedded context in prompt requests.
 ///
 /// Supplying `{}` means the agent supports embedded context in prompts.
@@ -9243,17 +11817,29 @@ pub struct PromptEmbeddedContextCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptEmbeddedContextCapabilities {
     /// An empty `PromptEmbeddedContextCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for image content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports image content in prompts.
@@ -9273,17 +11859,29 @@ pub struct PromptImageCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptImageCapabilities {
     /// An empty `PromptImageCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for sending a user prompt to the agent.
 ///
 /// Contains the user's message and any additional context.
@@ -9325,8 +11923,10 @@ pub struct PromptRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptRequest {
     /// A `PromptRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         prompt: impl Into<Vec<ContentBlock>>,
@@ -9337,12 +11937,22 @@ impl PromptRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response acknowledging that a user prompt was inserted into the ACP conversation.
 ///
 /// This response does not indicate that the prompt was merely received or held, nor that the
@@ -9378,20 +11988,32 @@ pub struct PromptResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl PromptResponse {
     /// A `PromptResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Protocol version identifier.
 ///
 /// This version is only bumped for breaking changes.
@@ -9410,11 +12032,13 @@ impl PromptResponse {
 )]
 #[serde(transparent)]
 pub struct ProtocolVersion(pub u16);
+
 impl From<u16> for ProtocolVersion {
     fn from(value: u16) -> Self {
         Self(value)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9442,8 +12066,10 @@ pub struct ProviderCurrentConfig {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProviderCurrentConfig {
     /// A `ProviderCurrentConfig` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(api_type: impl Into<LlmProtocol>, base_url: impl Into<String>) -> Self {
         Self {
             api_type: api_type.into(),
@@ -9451,12 +12077,22 @@ impl ProviderCurrentConfig {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9465,31 +12101,37 @@ impl ProviderCurrentConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProviderId(pub String);
+
 impl From<String> for ProviderId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ProviderId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ProviderId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ProviderId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9524,8 +12166,10 @@ pub struct ProviderInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProviderInfo {
     /// A `ProviderInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         provider_id: impl Into<ProviderId>,
         supported: impl Into<Vec<LlmProtocol>>,
@@ -9539,17 +12183,36 @@ impl ProviderInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `current`.
+
+    /// Sets `current`: Current effective non-secret routing config.
+    #[must_use]
     pub fn current(mut self, value: impl Into<ProviderCurrentConfig>) -> Self {
         self.current = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `current` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_current(mut self) -> Self {
+        self.current = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9573,17 +12236,29 @@ pub struct ProvidersCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProvidersCapabilities {
     /// An empty `ProvidersCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC notification object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -9594,6 +12269,7 @@ pub enum ProxyNotification {
     /// sends it to the proxy to deliver a notification from the successor.
     ProxySuccessorNotification(ProxySuccessorNotification),
 }
+
 impl ProxyNotification {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -9601,6 +12277,7 @@ impl ProxyNotification {
             Self::ProxySuccessorNotification(_) => "proxy/successor",
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -9619,6 +12296,7 @@ impl ProxyNotification {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyNotification {
     fn route(
         method: &str,
@@ -9626,10 +12304,12 @@ impl ::acp_support::method::Routed for ProxyNotification {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ProxyNotification::method(self)
     }
 }
+
 impl Serialize for ProxyNotification {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -9641,6 +12321,7 @@ impl Serialize for ProxyNotification {
         }
     }
 }
+
 /// A JSON-RPC request object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -9657,6 +12338,7 @@ pub enum ProxyRequest {
     /// or error is returned unchanged.
     ProxySuccessorRequest(ProxySuccessorRequest),
 }
+
 impl ProxyRequest {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -9665,6 +12347,7 @@ impl ProxyRequest {
             Self::ProxySuccessorRequest(_) => "proxy/successor",
         }
     }
+
     /// Decodes `params` for `method`: an unknown method and params that do not match its schema are distinct errors.
     pub fn from_method_and_params(
         method: &str,
@@ -9687,6 +12370,7 @@ impl ProxyRequest {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyRequest {
     fn route(
         method: &str,
@@ -9694,10 +12378,12 @@ impl ::acp_support::method::Routed for ProxyRequest {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         Self::from_method_and_params(method, payload)
     }
+
     fn method(&self) -> &str {
         ProxyRequest::method(self)
     }
 }
+
 impl Serialize for ProxyRequest {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -9710,6 +12396,7 @@ impl Serialize for ProxyRequest {
         }
     }
 }
+
 /// A JSON-RPC response object.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -9719,6 +12406,7 @@ pub enum ProxyResponse {
     /// Successful result returned for a `proxy/successor` request.
     ProxySuccessorResponse(ProxySuccessorResponse),
 }
+
 impl ProxyResponse {
     /// The wire method name.
     pub fn method(&self) -> &str {
@@ -9727,6 +12415,7 @@ impl ProxyResponse {
             Self::ProxySuccessorResponse(_) => "proxy/successor",
         }
     }
+
     /// Decodes the result of a request for `method`, kept raw until now.
     pub fn from_method_and_result(
         method: &str,
@@ -9750,6 +12439,7 @@ impl ProxyResponse {
         }
     }
 }
+
 impl ::acp_support::method::Routed for ProxyResponse {
     fn route(
         method: &str,
@@ -9758,10 +12448,12 @@ impl ::acp_support::method::Routed for ProxyResponse {
         let null = ::serde_json::value::RawValue::NULL;
         Self::from_method_and_result(method, payload.unwrap_or(null))
     }
+
     fn method(&self) -> &str {
         ProxyResponse::method(self)
     }
 }
+
 impl Serialize for ProxyResponse {
     /// Serialises the params (or result) alone; the JSON-RPC envelope is the transport's.
     fn serialize<S: ::serde::Serializer>(
@@ -9774,6 +12466,7 @@ impl Serialize for ProxyResponse {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9818,8 +12511,10 @@ pub struct ProxySuccessorNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProxySuccessorNotification {
     /// A `ProxySuccessorNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method: impl Into<String>) -> Self {
         Self {
             method: method.into(),
@@ -9827,17 +12522,29 @@ impl ProxySuccessorNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Params of the wrapped notification, forwarded unchanged.
+    #[must_use]
     pub fn params(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.params = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata for the `proxy/successor` envelope itself, separate from the wrapped message's `_meta`.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9889,8 +12596,10 @@ pub struct ProxySuccessorRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ProxySuccessorRequest {
     /// A `ProxySuccessorRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(method: impl Into<String>) -> Self {
         Self {
             method: method.into(),
@@ -9898,17 +12607,29 @@ impl ProxySuccessorRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `params`.
+
+    /// Sets `params`: Params of the wrapped request, forwarded unchanged.
+    #[must_use]
     pub fn params(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.params = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: Metadata for the `proxy/successor` envelope itself, separate from the wrapped message's `_meta`.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9917,11 +12638,20 @@ impl ProxySuccessorRequest {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProxySuccessorResponse(pub ::serde_json::Value);
+
 impl From<::serde_json::Value> for ProxySuccessorResponse {
     fn from(value: ::serde_json::Value) -> Self {
         Self(value)
     }
 }
+
+impl From<ReplayFromStart> for ReplayFrom {
+    /// The `start` member.
+    fn from(body: ReplayFromStart) -> Self {
+        Self::Start(body)
+    }
+}
+
 /// Inclusive cursor describing where replayed session history should begin.
 ///
 /// Replay includes the position identified by the cursor.
@@ -9942,6 +12672,7 @@ pub enum ReplayFrom {
     /// substituting another cursor or resuming without replay.
     Other(UnknownVariant),
 }
+
 impl ReplayFrom {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -9951,10 +12682,14 @@ impl ReplayFrom {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ReplayFrom {
     const NAME: &'static str = "ReplayFrom";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["start"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -9964,10 +12699,12 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ReplayFrom {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -9975,6 +12712,7 @@ impl<'de> Deserialize<'de> for ReplayFrom {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ReplayFrom {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -9993,6 +12731,7 @@ impl Serialize for ReplayFrom {
         }
     }
 }
+
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10010,17 +12749,29 @@ pub struct ReplayFromStart {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ReplayFromStart {
     /// An empty `ReplayFromStart`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 ///
 /// The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -10034,6 +12785,21 @@ pub enum RequestId {
     /// A string request ID.
     Str(String),
 }
+
+impl From<CancelledPermissionOutcome> for RequestPermissionOutcome {
+    /// The `cancelled` member.
+    fn from(body: CancelledPermissionOutcome) -> Self {
+        Self::Cancelled(body)
+    }
+}
+
+impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
+    /// The `selected` member.
+    fn from(body: SelectedPermissionOutcome) -> Self {
+        Self::Selected(body)
+    }
+}
+
 /// The outcome of a permission request.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -10066,6 +12832,7 @@ pub enum RequestPermissionOutcome {
     /// permission request according to policy.
     Other(UnknownVariant),
 }
+
 impl RequestPermissionOutcome {
     /// The `outcome` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -10076,10 +12843,14 @@ impl RequestPermissionOutcome {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
     const NAME: &'static str = "RequestPermissionOutcome";
+
     const TAG: &'static str = "outcome";
+
     const KNOWN_TAGS: &'static [&'static str] = &["cancelled", "selected"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -10094,10 +12865,12 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10105,6 +12878,7 @@ impl<'de> Deserialize<'de> for RequestPermissionOutcome {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionOutcome {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10128,6 +12902,7 @@ impl Serialize for RequestPermissionOutcome {
         }
     }
 }
+
 /// Request for user permission to proceed with an operation.
 ///
 /// Sent when the agent needs authorization before performing a sensitive operation.
@@ -10176,8 +12951,10 @@ pub struct RequestPermissionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionRequest {
     /// A `RequestPermissionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         title: impl Into<String>,
@@ -10192,22 +12969,50 @@ impl RequestPermissionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional human-readable explanation of why permission is needed.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `subject`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `subject`: Optional structured context about the operation requiring permission.
+    #[must_use]
     pub fn subject(mut self, value: impl Into<RequestPermissionSubject>) -> Self {
         self.subject = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `subject` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_subject(mut self) -> Self {
+        self.subject = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response to a permission request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10227,20 +13032,46 @@ pub struct RequestPermissionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequestPermissionResponse {
     /// A `RequestPermissionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(outcome: impl Into<RequestPermissionOutcome>) -> Self {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
+    /// The `tool_call` member.
+    fn from(body: ToolCallPermissionSubject) -> Self {
+        Self::ToolCall(body)
+    }
+}
+
+impl From<CommandPermissionSubject> for RequestPermissionSubject {
+    /// The `command` member.
+    fn from(body: CommandPermissionSubject) -> Self {
+        Self::Command(body)
+    }
+}
+
 /// The operation requiring permission.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -10261,6 +13092,7 @@ pub enum RequestPermissionSubject {
     /// according to policy.
     Other(UnknownVariant),
 }
+
 impl RequestPermissionSubject {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -10271,10 +13103,14 @@ impl RequestPermissionSubject {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
     const NAME: &'static str = "RequestPermissionSubject";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["tool_call", "command"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -10287,10 +13123,12 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10298,6 +13136,7 @@ impl<'de> Deserialize<'de> for RequestPermissionSubject {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for RequestPermissionSubject {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10319,6 +13158,7 @@ impl Serialize for RequestPermissionSubject {
         }
     }
 }
+
 /// The foreground workflow as a whole is blocked on user action.
 ///
 /// Agents SHOULD report this state when foreground work cannot progress without
@@ -10357,25 +13197,46 @@ pub struct RequiresActionStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RequiresActionStateUpdate {
     /// An empty `RequiresActionStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10452,8 +13313,10 @@ pub struct ResourceLink {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResourceLink {
     /// A `ResourceLink` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -10467,42 +13330,106 @@ impl ResourceLink {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional display title for end-user UI.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Optional human-readable details shown with this protocol object.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `icons`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `icons`: Optional set of sized icons that the client can display in a user interface.
+    #[must_use]
     pub fn icons(mut self, value: impl Into<Vec<Icon>>) -> Self {
         self.icons = Patch::Value(value.into());
         self
     }
-    /// Sets `mimeType`.
+
+    /// Sets `icons` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_icons(mut self) -> Self {
+        self.icons = Patch::Null;
+        self
+    }
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: Optional size of the linked resource in bytes, if known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<u64>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `annotations`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for resuming an existing session.
 ///
 /// Resumes an existing session and optionally replays retained conversation
@@ -10575,8 +13502,10 @@ pub struct ResumeSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionRequest {
     /// A `ResumeSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -10588,7 +13517,9 @@ impl ResumeSessionRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots to activate for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -10596,27 +13527,57 @@ impl ResumeSessionRequest {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `mcpServers`.
+
+    /// Sets `mcpServers`: List of MCP servers to connect to for this session.
+    #[must_use]
     pub fn mcp_servers(mut self, value: impl Into<Vec<McpServer>>) -> Self {
         self.mcp_servers = Some(value.into());
         self
     }
-    /// Sets `replayFrom`.
+
+    /// Sets `replayFrom`: Inclusive cursor describing where conversation replay should begin.
+    #[must_use]
     pub fn replay_from(mut self, value: impl Into<ReplayFrom>) -> Self {
         self.replay_from = Patch::Value(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `replayFrom` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_replay_from(mut self) -> Self {
+        self.replay_from = Patch::Null;
+        self
+    }
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(mut self, value: impl Into<SystemPrompt>) -> Self {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Response from resuming an existing session.
 ///
 /// The agent MUST send a current `state_update` after any requested history
@@ -10664,8 +13625,10 @@ pub struct ResumeSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ResumeSessionResponse {
     /// An empty `ResumeSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             config_options: None,
@@ -10673,12 +13636,16 @@ impl ResumeSessionResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `configOptions`.
+
+    /// Sets `configOptions`: Initial session configuration options.
+    #[must_use]
     pub fn config_options(mut self, value: impl Into<Vec<SessionConfigOption>>) -> Self {
         self.config_options = Some(value.into());
         self
     }
-    /// Sets `availableCommands`.
+
+    /// Sets `availableCommands`: Initial commands the agent can execute in this session.
+    #[must_use]
     pub fn available_commands(
         mut self,
         value: impl Into<Vec<AvailableCommand>>,
@@ -10686,12 +13653,22 @@ impl ResumeSessionResponse {
         self.available_commands = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The sender or recipient of messages and data in a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -10707,13 +13684,16 @@ pub enum Role {
     /// future ACP variants.
     Other(String),
 }
+
 impl Role {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [Role] = &[Role::Assistant, Role::User];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [Role] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "assistant" => Some(Self::Assistant),
@@ -10722,11 +13702,13 @@ impl Role {
         }
     }
 }
+
 impl ::std::fmt::Display for Role {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl Role {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -10736,31 +13718,38 @@ impl Role {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for Role {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for Role {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for Role {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for Role {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -10769,6 +13758,7 @@ impl Serialize for Role {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -10776,6 +13766,7 @@ impl<'de> Deserialize<'de> for Role {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Foreground work is in progress.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10807,25 +13798,46 @@ pub struct RunningStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl RunningStateUpdate {
     /// An empty `RunningStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The user selected one of the provided options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -10846,20 +13858,32 @@ pub struct SelectedPermissionOutcome {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SelectedPermissionOutcome {
     /// A `SelectedPermissionOutcome` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(option_id: impl Into<PermissionOptionId>) -> Self {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for additional session directories support.
 ///
 /// Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -10882,17 +13906,29 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionAdditionalDirectoriesCapabilities {
     /// An empty `SessionAdditionalDirectoriesCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10917,17 +13953,29 @@ pub struct SessionArchiveCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionArchiveCapabilities {
     /// An empty `SessionArchiveCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10952,6 +14000,7 @@ pub enum SessionArchiveFilter {
     /// future ACP variants.
     Other(String),
 }
+
 impl SessionArchiveFilter {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionArchiveFilter] = &[
@@ -10959,10 +14008,12 @@ impl SessionArchiveFilter {
         SessionArchiveFilter::Include,
         SessionArchiveFilter::Only,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionArchiveFilter] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "exclude" => Some(Self::Exclude),
@@ -10972,11 +14023,13 @@ impl SessionArchiveFilter {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionArchiveFilter {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionArchiveFilter {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -10987,31 +14040,38 @@ impl SessionArchiveFilter {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionArchiveFilter {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionArchiveFilter {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionArchiveFilter {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionArchiveFilter {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11020,6 +14080,7 @@ impl Serialize for SessionArchiveFilter {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11027,6 +14088,7 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11050,17 +14112,29 @@ pub struct SessionCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCancelCapabilities {
     /// An empty `SessionCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Session capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the baseline session methods:
@@ -11209,8 +14283,10 @@ pub struct SessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionCapabilities {
     /// An empty `SessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             prompt: Patch::Absent,
@@ -11225,22 +14301,51 @@ impl SessionCapabilities {
             meta: Patch::Absent,
         }
     }
-    /// Sets `prompt`.
+
+    /// Sets `prompt`: Prompt capabilities supported by the agent in `session/prompt` requests.
+    #[must_use]
     pub fn prompt(mut self, value: impl Into<PromptCapabilities>) -> Self {
         self.prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `mcp`.
+
+    /// Sets `prompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_prompt(mut self) -> Self {
+        self.prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `mcp`: MCP capabilities supported by the agent for session lifecycle requests.
+    #[must_use]
     pub fn mcp(mut self, value: impl Into<McpCapabilities>) -> Self {
         self.mcp = Patch::Value(value.into());
         self
     }
-    /// Sets `delete`.
+
+    /// Sets `mcp` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mcp(mut self) -> Self {
+        self.mcp = Patch::Null;
+        self
+    }
+
+    /// Sets `delete`: Whether the agent supports `session/delete`.
+    #[must_use]
     pub fn delete(mut self, value: impl Into<SessionDeleteCapabilities>) -> Self {
         self.delete = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `delete` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_delete(mut self) -> Self {
+        self.delete = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<SessionAdditionalDirectoriesCapabilities>,
@@ -11248,7 +14353,16 @@ impl SessionCapabilities {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `systemPrompt`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `systemPrompt`: **UNSTABLE**
+    #[must_use]
     pub fn system_prompt(
         mut self,
         value: impl Into<SessionSystemPromptCapabilities>,
@@ -11256,32 +14370,85 @@ impl SessionCapabilities {
         self.system_prompt = Patch::Value(value.into());
         self
     }
-    /// Sets `fork`.
+
+    /// Sets `systemPrompt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_system_prompt(mut self) -> Self {
+        self.system_prompt = Patch::Null;
+        self
+    }
+
+    /// Sets `fork`: **UNSTABLE**
+    #[must_use]
     pub fn fork(mut self, value: impl Into<SessionForkCapabilities>) -> Self {
         self.fork = Patch::Value(value.into());
         self
     }
-    /// Sets `archive`.
+
+    /// Sets `fork` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_fork(mut self) -> Self {
+        self.fork = Patch::Null;
+        self
+    }
+
+    /// Sets `archive`: **UNSTABLE**
+    #[must_use]
     pub fn archive(mut self, value: impl Into<SessionArchiveCapabilities>) -> Self {
         self.archive = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `archive` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archive(mut self) -> Self {
+        self.archive = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: **UNSTABLE**
+    #[must_use]
     pub fn status(mut self, value: impl Into<SessionStatusCapabilities>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: **UNSTABLE**
+    #[must_use]
     pub fn title(mut self, value: impl Into<SessionTitleCapabilities>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A boolean on/off toggle session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11290,72 +14457,87 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
 }
+
 impl SessionConfigBoolean {
     /// A `SessionConfigBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
         }
     }
 }
+
 /// Unique identifier for a session configuration option value group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigGroupId(pub String);
+
 impl From<String> for SessionConfigGroupId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigGroupId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigGroupId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigGroupId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Unique identifier for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigId(pub String);
+
 impl From<String> for SessionConfigId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A session configuration option selector and its current state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11399,8 +14581,10 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
 }
+
 impl SessionConfigOption {
     /// A `SessionConfigOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         config_id: impl Into<SessionConfigId>,
         name: impl Into<String>,
@@ -11415,22 +14599,50 @@ impl SessionConfigOption {
             type_: type_.into(),
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for the Client to display to the user.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `category`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `category`: Optional semantic category for this option (UX only).
+    #[must_use]
     pub fn category(mut self, value: impl Into<SessionConfigOptionCategory>) -> Self {
         self.category = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `category` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_category(mut self) -> Self {
+        self.category = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Semantic category for a session configuration option.
 ///
 /// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -11458,6 +14670,7 @@ pub enum SessionConfigOptionCategory {
     /// future ACP variants.
     Other(String),
 }
+
 impl SessionConfigOptionCategory {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionConfigOptionCategory] = &[
@@ -11466,10 +14679,12 @@ impl SessionConfigOptionCategory {
         SessionConfigOptionCategory::ModelConfig,
         SessionConfigOptionCategory::ThoughtLevel,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionConfigOptionCategory] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "mode" => Some(Self::Mode),
@@ -11480,11 +14695,13 @@ impl SessionConfigOptionCategory {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionConfigOptionCategory {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionConfigOptionCategory {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -11496,31 +14713,38 @@ impl SessionConfigOptionCategory {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionConfigOptionCategory {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionConfigOptionCategory {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionConfigOptionCategory {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionConfigOptionCategory {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11529,6 +14753,7 @@ impl Serialize for SessionConfigOptionCategory {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11536,6 +14761,21 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
+impl From<SessionConfigSelect> for SessionConfigOptionType {
+    /// The `select` member.
+    fn from(body: SessionConfigSelect) -> Self {
+        Self::Select(body)
+    }
+}
+
+impl From<SessionConfigBoolean> for SessionConfigOptionType {
+    /// The `boolean` member.
+    fn from(body: SessionConfigBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SessionConfigOption`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -11555,6 +14795,7 @@ pub enum SessionConfigOptionType {
     /// data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
     Other(UnknownVariant),
 }
+
 impl SessionConfigOptionType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -11565,10 +14806,14 @@ impl SessionConfigOptionType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
     const NAME: &'static str = "SessionConfigOptionType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["select", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -11579,10 +14824,12 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -11590,6 +14837,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionConfigOptionType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -11609,6 +14857,7 @@ impl Serialize for SessionConfigOptionType {
         }
     }
 }
+
 /// A single-value selector (dropdown) session configuration option payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11620,8 +14869,10 @@ pub struct SessionConfigSelect {
     /// unique within the option, including across groups.
     pub options: SessionConfigSelectOptions,
 }
+
 impl SessionConfigSelect {
     /// A `SessionConfigSelect` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         current_value: impl Into<SessionConfigValueId>,
         options: impl Into<SessionConfigSelectOptions>,
@@ -11632,6 +14883,7 @@ impl SessionConfigSelect {
         }
     }
 }
+
 /// A group of possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11657,8 +14909,10 @@ pub struct SessionConfigSelectGroup {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectGroup {
     /// A `SessionConfigSelectGroup` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         group_id: impl Into<SessionConfigGroupId>,
         name: impl Into<String>,
@@ -11671,12 +14925,22 @@ impl SessionConfigSelectGroup {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A possible value for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11707,8 +14971,10 @@ pub struct SessionConfigSelectOption {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionConfigSelectOption {
     /// A `SessionConfigSelectOption` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>, name: impl Into<String>) -> Self {
         Self {
             value: value.into(),
@@ -11717,17 +14983,36 @@ impl SessionConfigSelectOption {
             meta: Patch::Absent,
         }
     }
-    /// Sets `description`.
+
+    /// Sets `description`: Optional description for this option value.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Possible values for a session configuration option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -11737,35 +15022,42 @@ pub enum SessionConfigSelectOptions {
     /// A list of options grouped under headers.
     Grouped(Vec<SessionConfigSelectGroup>),
 }
+
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionConfigValueId(pub String);
+
 impl From<String> for SessionConfigValueId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionConfigValueId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionConfigValueId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionConfigValueId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -11785,17 +15077,29 @@ pub struct SessionDeleteCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionDeleteCapabilities {
     /// An empty `SessionDeleteCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11819,17 +15123,29 @@ pub struct SessionForkCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionForkCapabilities {
     /// An empty `SessionForkCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A unique identifier for a conversation session between a client and agent.
 ///
 /// Each session has its own context, conversation history, and state, so one
@@ -11839,31 +15155,37 @@ impl SessionForkCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
+
 impl From<String> for SessionId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// Information about a session returned by session/list
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -11930,8 +15252,10 @@ pub struct SessionInfo {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfo {
     /// A `SessionInfo` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, cwd: impl Into<AbsolutePath>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -11943,7 +15267,9 @@ impl SessionInfo {
             meta: Patch::Absent,
         }
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `additionalDirectories`: Additional workspace roots reported for this session.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -11951,27 +15277,64 @@ impl SessionInfo {
         self.additional_directories = Some(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: RFC 3339 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `archived`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `archived`: **UNSTABLE**
+    #[must_use]
     pub fn archived(mut self, value: impl Into<bool>) -> Self {
         self.archived = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `archived` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_archived(mut self) -> Self {
+        self.archived = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Update to session metadata. All fields are optional to support partial updates.
 ///
 /// Agents send this notification to update session information like title or custom metadata.
@@ -12014,8 +15377,10 @@ pub struct SessionInfoUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionInfoUpdate {
     /// An empty `SessionInfoUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -12023,51 +15388,85 @@ impl SessionInfoUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Human-readable title for the session.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `updatedAt`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `updatedAt`: RFC 3339 timestamp of last activity.
+    #[must_use]
     pub fn updated_at(mut self, value: impl Into<String>) -> Self {
         self.updated_at = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `updatedAt` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_updated_at(mut self) -> Self {
+        self.updated_at = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An opaque cursor used to paginate `session/list` results.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionListCursor(pub String);
+
 impl From<String> for SessionListCursor {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl SessionListCursor {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for SessionListCursor {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for SessionListCursor {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12147,8 +15546,10 @@ pub struct SessionMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMessage {
     /// A `SessionMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -12160,37 +15561,92 @@ impl SessionMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `senderSessionId`.
+
+    /// Sets `senderSessionId`: The sending session.
+    #[must_use]
     pub fn sender_session_id(mut self, value: impl Into<SessionId>) -> Self {
         self.sender_session_id = Patch::Value(value.into());
         self
     }
-    /// Sets `recipientSessionId`.
+
+    /// Sets `senderSessionId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sender_session_id(mut self) -> Self {
+        self.sender_session_id = Patch::Null;
+        self
+    }
+
+    /// Sets `recipientSessionId`: The receiving session.
+    #[must_use]
     pub fn recipient_session_id(mut self, value: impl Into<SessionId>) -> Self {
         self.recipient_session_id = Patch::Value(value.into());
         self
     }
-    /// Sets `senderMessageId`.
+
+    /// Sets `recipientSessionId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_recipient_session_id(mut self) -> Self {
+        self.recipient_session_id = Patch::Null;
+        self
+    }
+
+    /// Sets `senderMessageId`: On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript.
+    #[must_use]
     pub fn sender_message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.sender_message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `recipientMessageId`.
+
+    /// Sets `senderMessageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_sender_message_id(mut self) -> Self {
+        self.sender_message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `recipientMessageId`: On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript.
+    #[must_use]
     pub fn recipient_message_id(mut self, value: impl Into<MessageId>) -> Self {
         self.recipient_message_id = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `recipientMessageId` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_recipient_message_id(mut self) -> Self {
+        self.recipient_message_id = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Omitted leaves content unchanged.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12221,8 +15677,10 @@ pub struct SessionMessageChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionMessageChunk {
     /// A `SessionMessageChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         message_id: impl Into<MessageId>,
         content: impl Into<ContentBlock>,
@@ -12233,12 +15691,22 @@ impl SessionMessageChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Data for the `-32002` (Resource not found) error when a session-scoped request names a
 /// session that does not exist or is not active.
 ///
@@ -12262,20 +15730,32 @@ pub struct SessionNotFoundErrorData {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionNotFoundErrorData {
     /// A `SessionNotFoundErrorData` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12303,16 +15783,19 @@ pub enum SessionStatus {
     /// `saved`.
     Other(String),
 }
+
 impl SessionStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SessionStatus] = &[
         SessionStatus::Open,
         SessionStatus::Saved,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SessionStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "open" => Some(Self::Open),
@@ -12321,11 +15804,13 @@ impl SessionStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for SessionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SessionStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -12335,31 +15820,38 @@ impl SessionStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SessionStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SessionStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SessionStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SessionStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -12368,6 +15860,7 @@ impl Serialize for SessionStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SessionStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -12375,6 +15868,7 @@ impl<'de> Deserialize<'de> for SessionStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12398,17 +15892,29 @@ pub struct SessionStatusCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusCapabilities {
     /// An empty `SessionStatusCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12439,20 +15945,32 @@ pub struct SessionStatusRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusRequest {
     /// A `SessionStatusRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12494,8 +16012,10 @@ pub struct SessionStatusResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionStatusResponse {
     /// A `SessionStatusResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(status: impl Into<SessionStatus>) -> Self {
         Self {
             status: status.into(),
@@ -12503,17 +16023,36 @@ impl SessionStatusResponse {
             meta: Patch::Absent,
         }
     }
-    /// Sets `state`.
+
+    /// Sets `state`: The session's current foreground state, as the same snapshot the Agent sends in `state_update` notifications.
+    #[must_use]
     pub fn state(mut self, value: impl Into<StateUpdate>) -> Self {
         self.state = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `state` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_state(mut self) -> Self {
+        self.state = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12547,15 +16086,19 @@ pub struct SessionSystemPromptCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptCapabilities {
     /// An empty `SessionSystemPromptCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             mode: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `mode`.
+
+    /// Sets `mode`: Delivery modes the agent supports in addition to `append`.
+    #[must_use]
     pub fn mode(
         mut self,
         value: impl Into<SessionSystemPromptModeCapabilities>,
@@ -12563,12 +16106,29 @@ impl SessionSystemPromptCapabilities {
         self.mode = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mode(mut self) -> Self {
+        self.mode = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12605,15 +16165,19 @@ pub struct SessionSystemPromptModeCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptModeCapabilities {
     /// An empty `SessionSystemPromptModeCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             override_: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `override`.
+
+    /// Sets `override`: Whether the agent supports `override` mode.
+    #[must_use]
     pub fn override_(
         mut self,
         value: impl Into<SessionSystemPromptOverrideCapabilities>,
@@ -12621,12 +16185,29 @@ impl SessionSystemPromptModeCapabilities {
         self.override_ = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `override` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_override_(mut self) -> Self {
+        self.override_ = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12651,17 +16232,29 @@ pub struct SessionSystemPromptOverrideCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionSystemPromptOverrideCapabilities {
     /// An empty `SessionSystemPromptOverrideCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12686,17 +16279,169 @@ pub struct SessionTitleCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SessionTitleCapabilities {
     /// An empty `SessionTitleCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<UserMessage> for SessionUpdate {
+    /// The `user_message` member.
+    fn from(body: UserMessage) -> Self {
+        Self::UserMessage(body)
+    }
+}
+
+impl From<AgentMessage> for SessionUpdate {
+    /// The `agent_message` member.
+    fn from(body: AgentMessage) -> Self {
+        Self::AgentMessage(body)
+    }
+}
+
+impl From<AgentThought> for SessionUpdate {
+    /// The `agent_thought` member.
+    fn from(body: AgentThought) -> Self {
+        Self::AgentThought(body)
+    }
+}
+
+impl From<StateUpdate> for SessionUpdate {
+    /// The `state_update` member.
+    fn from(body: StateUpdate) -> Self {
+        Self::StateUpdate(body)
+    }
+}
+
+impl From<ToolCallContentChunk> for SessionUpdate {
+    /// The `tool_call_content_chunk` member.
+    fn from(body: ToolCallContentChunk) -> Self {
+        Self::ToolCallContentChunk(body)
+    }
+}
+
+impl From<ToolCallUpdate> for SessionUpdate {
+    /// The `tool_call_update` member.
+    fn from(body: ToolCallUpdate) -> Self {
+        Self::ToolCallUpdate(body)
+    }
+}
+
+impl From<TerminalUpdate> for SessionUpdate {
+    /// The `terminal_update` member.
+    fn from(body: TerminalUpdate) -> Self {
+        Self::TerminalUpdate(body)
+    }
+}
+
+impl From<TerminalOutputChunk> for SessionUpdate {
+    /// The `terminal_output_chunk` member.
+    fn from(body: TerminalOutputChunk) -> Self {
+        Self::TerminalOutputChunk(body)
+    }
+}
+
+impl From<PlanUpdate> for SessionUpdate {
+    /// The `plan_update` member.
+    fn from(body: PlanUpdate) -> Self {
+        Self::PlanUpdate(body)
+    }
+}
+
+impl From<PlanRemoved> for SessionUpdate {
+    /// The `plan_removed` member.
+    fn from(body: PlanRemoved) -> Self {
+        Self::PlanRemoved(body)
+    }
+}
+
+impl From<AvailableCommandsUpdate> for SessionUpdate {
+    /// The `available_commands_update` member.
+    fn from(body: AvailableCommandsUpdate) -> Self {
+        Self::AvailableCommandsUpdate(body)
+    }
+}
+
+impl From<ConfigOptionUpdate> for SessionUpdate {
+    /// The `config_option_update` member.
+    fn from(body: ConfigOptionUpdate) -> Self {
+        Self::ConfigOptionUpdate(body)
+    }
+}
+
+impl From<SessionInfoUpdate> for SessionUpdate {
+    /// The `session_info_update` member.
+    fn from(body: SessionInfoUpdate) -> Self {
+        Self::SessionInfoUpdate(body)
+    }
+}
+
+impl From<UsageUpdate> for SessionUpdate {
+    /// The `usage_update` member.
+    fn from(body: UsageUpdate) -> Self {
+        Self::UsageUpdate(body)
+    }
+}
+
+impl From<Notice> for SessionUpdate {
+    /// The `notice` member.
+    fn from(body: Notice) -> Self {
+        Self::Notice(body)
+    }
+}
+
+impl From<CompactionUpdate> for SessionUpdate {
+    /// The `compaction_update` member.
+    fn from(body: CompactionUpdate) -> Self {
+        Self::CompactionUpdate(body)
+    }
+}
+
+impl From<CompactionSummaryChunk> for SessionUpdate {
+    /// The `compaction_summary_chunk` member.
+    fn from(body: CompactionSummaryChunk) -> Self {
+        Self::CompactionSummaryChunk(body)
+    }
+}
+
+impl From<SubagentUpdate> for SessionUpdate {
+    /// The `subagent_update` member.
+    fn from(body: SubagentUpdate) -> Self {
+        Self::SubagentUpdate(body)
+    }
+}
+
+impl From<SessionMessage> for SessionUpdate {
+    /// The `session_message` member.
+    fn from(body: SessionMessage) -> Self {
+        Self::SessionMessage(body)
+    }
+}
+
+impl From<SessionMessageChunk> for SessionUpdate {
+    /// The `session_message_chunk` member.
+    fn from(body: SessionMessageChunk) -> Self {
+        Self::SessionMessageChunk(body)
+    }
+}
+
 /// Different types of updates that can be sent while a session exists.
 ///
 /// These updates report messages, progress, and other session activity.
@@ -12796,6 +16541,7 @@ pub enum SessionUpdate {
     /// history, and otherwise ignore it or display it generically.
     Other(UnknownVariant),
 }
+
 impl SessionUpdate {
     /// The `sessionUpdate` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -12827,9 +16573,12 @@ impl SessionUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SessionUpdate {
     const NAME: &'static str = "SessionUpdate";
+
     const TAG: &'static str = "sessionUpdate";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "user_message_chunk",
         "user_message",
@@ -12855,6 +16604,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         "session_message",
         "session_message_chunk",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -12918,10 +16668,12 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SessionUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -12929,6 +16681,7 @@ impl<'de> Deserialize<'de> for SessionUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SessionUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13097,6 +16850,7 @@ impl Serialize for SessionUpdate {
         }
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13137,8 +16891,10 @@ pub struct SetProviderRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetProviderRequest {
     /// A `SetProviderRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         provider_id: impl Into<ProviderId>,
         api_type: impl Into<LlmProtocol>,
@@ -13152,7 +16908,9 @@ impl SetProviderRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `headers`.
+
+    /// Sets `headers`: Full headers map for this provider.
+    #[must_use]
     pub fn headers(
         mut self,
         value: impl Into<::acp_support::OrderedMap<String>>,
@@ -13160,12 +16918,22 @@ impl SetProviderRequest {
         self.headers = Some(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13187,17 +16955,29 @@ pub struct SetProviderResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetProviderResponse {
     /// An empty `SetProviderResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Request parameters for setting a session configuration option.
 ///
 /// Agents MUST support this method for any session where they advertise config options.
@@ -13230,8 +17010,10 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
 }
+
 impl SetSessionConfigOptionRequest {
     /// A `SetSessionConfigOptionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         config_id: impl Into<SessionConfigId>,
@@ -13244,12 +17026,37 @@ impl SetSessionConfigOptionRequest {
             type_: type_.into(),
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<SetSessionConfigOptionRequestTypeId> for SetSessionConfigOptionRequestType {
+    /// The `id` member.
+    fn from(body: SetSessionConfigOptionRequestTypeId) -> Self {
+        Self::Id(body)
+    }
+}
+
+impl From<SetSessionConfigOptionRequestTypeBoolean>
+for SetSessionConfigOptionRequestType {
+    /// The `boolean` member.
+    fn from(body: SetSessionConfigOptionRequestTypeBoolean) -> Self {
+        Self::Boolean(body)
+    }
+}
+
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -13268,6 +17075,7 @@ pub enum SetSessionConfigOptionRequestType {
     /// they do not support with `-32602`.
     Other(UnknownVariant),
 }
+
 impl SetSessionConfigOptionRequestType {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -13278,10 +17086,14 @@ impl SetSessionConfigOptionRequestType {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
     const NAME: &'static str = "SetSessionConfigOptionRequestType";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["id", "boolean"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -13295,10 +17107,12 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -13306,6 +17120,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for SetSessionConfigOptionRequestType {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13325,6 +17140,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
         }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13332,12 +17148,15 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
 }
+
 impl SetSessionConfigOptionRequestTypeBoolean {
     /// A `SetSessionConfigOptionRequestTypeBoolean` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<bool>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13345,12 +17164,15 @@ pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
 }
+
 impl SetSessionConfigOptionRequestTypeId {
     /// A `SetSessionConfigOptionRequestTypeId` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self { value: value.into() }
     }
 }
+
 /// Response to `session/set_config_option` method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13374,20 +17196,32 @@ pub struct SetSessionConfigOptionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionConfigOptionResponse {
     /// A `SetSessionConfigOptionResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(config_options: impl Into<Vec<SessionConfigOption>>) -> Self {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13427,8 +17261,10 @@ pub struct SetSessionTitleRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionTitleRequest {
     /// A `SetSessionTitleRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>, title: impl Into<String>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -13436,12 +17272,22 @@ impl SetSessionTitleRequest {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13468,20 +17314,60 @@ pub struct SetSessionTitleResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SetSessionTitleResponse {
     /// A `SetSessionTitleResponse` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<RunningStateUpdate> for StateUpdate {
+    /// The `running` member.
+    fn from(body: RunningStateUpdate) -> Self {
+        Self::Running(body)
+    }
+}
+
+impl From<IdleStateUpdate> for StateUpdate {
+    /// The `idle` member.
+    fn from(body: IdleStateUpdate) -> Self {
+        Self::Idle(body)
+    }
+}
+
+impl From<RequiresActionStateUpdate> for StateUpdate {
+    /// The `requires_action` member.
+    fn from(body: RequiresActionStateUpdate) -> Self {
+        Self::RequiresAction(body)
+    }
+}
+
+impl From<UnknownStateUpdate> for StateUpdate {
+    /// The `unknown` member.
+    fn from(body: UnknownStateUpdate) -> Self {
+        Self::Unknown(body)
+    }
+}
+
 /// A snapshot of the session's aggregate foreground activity.
 ///
 /// Foreground work is the agent's active response or workflow in the session,
@@ -13551,6 +17437,7 @@ pub enum StateUpdate {
     /// state arrives.
     Other(UnknownVariant),
 }
+
 impl StateUpdate {
     /// The `state` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -13563,15 +17450,19 @@ impl StateUpdate {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for StateUpdate {
     const NAME: &'static str = "StateUpdate";
+
     const TAG: &'static str = "state";
+
     const KNOWN_TAGS: &'static [&'static str] = &[
         "running",
         "idle",
         "requires_action",
         "unknown",
     ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -13586,10 +17477,12 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for StateUpdate {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -13597,6 +17490,7 @@ impl<'de> Deserialize<'de> for StateUpdate {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for StateUpdate {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13624,6 +17518,7 @@ impl Serialize for StateUpdate {
         }
     }
 }
+
 /// String format types for string properties in elicitation schemas.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -13642,6 +17537,7 @@ pub enum StringFormat {
     /// format should treat it as an annotation rather than rejecting the schema.
     Other(String),
 }
+
 impl StringFormat {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [StringFormat] = &[
@@ -13650,10 +17546,12 @@ impl StringFormat {
         StringFormat::Date,
         StringFormat::DateTime,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [StringFormat] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "email" => Some(Self::Email),
@@ -13664,11 +17562,13 @@ impl StringFormat {
         }
     }
 }
+
 impl ::std::fmt::Display for StringFormat {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl StringFormat {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -13680,31 +17580,38 @@ impl StringFormat {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for StringFormat {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for StringFormat {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for StringFormat {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for StringFormat {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -13713,6 +17620,7 @@ impl Serialize for StringFormat {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for StringFormat {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -13720,6 +17628,7 @@ impl<'de> Deserialize<'de> for StringFormat {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// String item schema for multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -13740,20 +17649,32 @@ pub struct StringMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringMultiSelectItems {
     /// A `StringMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(enum_: impl Into<Vec<String>>) -> Self {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Schema for string properties in an elicitation form.
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
@@ -13833,8 +17754,10 @@ pub struct StringPropertySchema {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl StringPropertySchema {
     /// An empty `StringPropertySchema`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             title: Patch::Absent,
@@ -13849,57 +17772,148 @@ impl StringPropertySchema {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: Optional title for the property.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: Human-readable description.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `minLength`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `minLength`: Minimum string length.
+    #[must_use]
     pub fn min_length(mut self, value: impl Into<u32>) -> Self {
         self.min_length = Patch::Value(value.into());
         self
     }
-    /// Sets `maxLength`.
+
+    /// Sets `minLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_min_length(mut self) -> Self {
+        self.min_length = Patch::Null;
+        self
+    }
+
+    /// Sets `maxLength`: Maximum string length.
+    #[must_use]
     pub fn max_length(mut self, value: impl Into<u32>) -> Self {
         self.max_length = Patch::Value(value.into());
         self
     }
-    /// Sets `pattern`.
+
+    /// Sets `maxLength` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_max_length(mut self) -> Self {
+        self.max_length = Patch::Null;
+        self
+    }
+
+    /// Sets `pattern`: Pattern the string must match, in ECMA-262 regular expression syntax.
+    #[must_use]
     pub fn pattern(mut self, value: impl Into<String>) -> Self {
         self.pattern = Patch::Value(value.into());
         self
     }
-    /// Sets `format`.
+
+    /// Sets `pattern` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_pattern(mut self) -> Self {
+        self.pattern = Patch::Null;
+        self
+    }
+
+    /// Sets `format`: String format.
+    #[must_use]
     pub fn format(mut self, value: impl Into<StringFormat>) -> Self {
         self.format = Patch::Value(value.into());
         self
     }
-    /// Sets `default`.
+
+    /// Sets `format` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_format(mut self) -> Self {
+        self.format = Patch::Null;
+        self
+    }
+
+    /// Sets `default`: Default value.
+    #[must_use]
     pub fn default(mut self, value: impl Into<String>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }
-    /// Sets `enum`.
+
+    /// Sets `default` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_default(mut self) -> Self {
+        self.default = Patch::Null;
+        self
+    }
+
+    /// Sets `enum`: Enum values for untitled single-select enums.
+    #[must_use]
     pub fn enum_(mut self, value: impl Into<Vec<String>>) -> Self {
         self.enum_ = Patch::Value(value.into());
         self
     }
-    /// Sets `oneOf`.
+
+    /// Sets `enum` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_enum_(mut self) -> Self {
+        self.enum_ = Patch::Null;
+        self
+    }
+
+    /// Sets `oneOf`: Titled enum options for titled single-select enums.
+    #[must_use]
     pub fn one_of(mut self, value: impl Into<Vec<EnumOption>>) -> Self {
         self.one_of = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `oneOf` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_one_of(mut self) -> Self {
+        self.one_of = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -13933,25 +17947,46 @@ pub struct SubagentSessionCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SubagentSessionCapabilities {
     /// An empty `SubagentSessionCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the client to cancel this child's current work without ending the session.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<SessionCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14070,8 +18105,10 @@ pub struct SubagentUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SubagentUpdate {
     /// A `SubagentUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
@@ -14084,17 +18121,37 @@ impl SubagentUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `title`.
+
+    /// Sets `title`: The parent's human-readable display title for this child.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `description`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `description`: The parent's human-readable description of the child's role or purpose.
+    #[must_use]
     pub fn description(mut self, value: impl Into<String>) -> Self {
         self.description = Patch::Value(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `description` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_description(mut self) -> Self {
+        self.description = Patch::Null;
+        self
+    }
+
+    /// Sets `capabilities`: Client-initiated session mutations permitted for this subagent session.
+    #[must_use]
     pub fn capabilities(
         mut self,
         value: impl Into<SubagentSessionCapabilities>,
@@ -14102,17 +18159,44 @@ impl SubagentUpdate {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `state`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `state`: The child's current foreground state, mirrored onto its parent association.
+    #[must_use]
     pub fn state(mut self, value: impl Into<StateUpdate>) -> Self {
         self.state = Patch::Value(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `state` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_state(mut self) -> Self {
+        self.state = Patch::Null;
+        self
+    }
+
+    /// Sets `cwd`: The child's working directory.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<AbsolutePath>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `additionalDirectories`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `additionalDirectories`: Additional workspace roots for the child.
+    #[must_use]
     pub fn additional_directories(
         mut self,
         value: impl Into<Vec<AbsolutePath>>,
@@ -14120,12 +18204,29 @@ impl SubagentUpdate {
         self.additional_directories = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `additionalDirectories` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_additional_directories(mut self) -> Self {
+        self.additional_directories = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14167,8 +18268,10 @@ pub struct SystemPrompt {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl SystemPrompt {
     /// A `SystemPrompt` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         mode: impl Into<SystemPromptMode>,
         content: impl Into<Vec<ContentBlock>>,
@@ -14179,12 +18282,22 @@ impl SystemPrompt {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -14220,16 +18333,19 @@ pub enum SystemPromptMode {
     /// future ACP variants.
     Other(String),
 }
+
 impl SystemPromptMode {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [SystemPromptMode] = &[
         SystemPromptMode::Append,
         SystemPromptMode::Override,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [SystemPromptMode] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "append" => Some(Self::Append),
@@ -14238,11 +18354,13 @@ impl SystemPromptMode {
         }
     }
 }
+
 impl ::std::fmt::Display for SystemPromptMode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl SystemPromptMode {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -14252,31 +18370,38 @@ impl SystemPromptMode {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for SystemPromptMode {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for SystemPromptMode {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for SystemPromptMode {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for SystemPromptMode {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -14285,6 +18410,7 @@ impl Serialize for SystemPromptMode {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -14292,6 +18418,7 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// A display-only reference to an agent-owned terminal.
 ///
 /// Terminal state and output are delivered separately through
@@ -14315,20 +18442,32 @@ pub struct Terminal {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Terminal {
     /// A `Terminal` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capabilities for terminal authentication methods.
 ///
 /// Supplying `{}` means the client can reproduce the configured agent
@@ -14350,17 +18489,29 @@ pub struct TerminalAuthCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalAuthCapabilities {
     /// An empty `TerminalAuthCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capability to cancel a terminal with `terminal/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -14380,17 +18531,29 @@ pub struct TerminalCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalCancelCapabilities {
     /// An empty `TerminalCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client-initiated controls a terminal currently supports.
 ///
 /// A malformed value falls back to no controls, so the Client never sends a request the
@@ -14423,25 +18586,46 @@ pub struct TerminalCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalCapabilities {
     /// An empty `TerminalCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the Client to cancel this terminal with `terminal/cancel`.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<TerminalCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Exit information for an agent-owned terminal.
 ///
 /// The presence of this object marks the terminal as exited, even when neither
@@ -14482,8 +18666,10 @@ pub struct TerminalExitStatus {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalExitStatus {
     /// An empty `TerminalExitStatus`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             exit_code: Patch::Absent,
@@ -14491,51 +18677,85 @@ impl TerminalExitStatus {
             meta: Patch::Absent,
         }
     }
-    /// Sets `exitCode`.
+
+    /// Sets `exitCode`: Process exit code as the platform reports it, when known.
+    #[must_use]
     pub fn exit_code(mut self, value: impl Into<i64>) -> Self {
         self.exit_code = Patch::Value(value.into());
         self
     }
-    /// Sets `signal`.
+
+    /// Sets `exitCode` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_code(mut self) -> Self {
+        self.exit_code = Patch::Null;
+        self
+    }
+
+    /// Sets `signal`: Signal that terminated the process, when known.
+    #[must_use]
     pub fn signal(mut self, value: impl Into<String>) -> Self {
         self.signal = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `signal` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_signal(mut self) -> Self {
+        self.signal = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for an agent-owned terminal within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TerminalId(pub String);
+
 impl From<String> for TerminalId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl TerminalId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for TerminalId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for TerminalId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// An authoritative replacement snapshot of terminal output bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14555,20 +18775,32 @@ pub struct TerminalOutput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutput {
     /// A `TerminalOutput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(data: impl Into<String>) -> Self {
         Self {
             data: data.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A chunk of bytes appended to an agent-owned terminal's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14592,8 +18824,10 @@ pub struct TerminalOutputChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalOutputChunk {
     /// A `TerminalOutputChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>, data: impl Into<String>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
@@ -14601,12 +18835,22 @@ impl TerminalOutputChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// The size of an agent-owned terminal in character cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14628,8 +18872,10 @@ pub struct TerminalSize {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalSize {
     /// A `TerminalSize` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(cols: impl Into<u16>, rows: impl Into<u16>) -> Self {
         Self {
             cols: cols.into(),
@@ -14637,12 +18883,22 @@ impl TerminalSize {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// An upsert for the stored state of an agent-owned terminal.
 ///
 /// Only `terminalId` is required. Other fields have patch
@@ -14721,8 +18977,10 @@ pub struct TerminalUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TerminalUpdate {
     /// A `TerminalUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(terminal_id: impl Into<TerminalId>) -> Self {
         Self {
             terminal_id: terminal_id.into(),
@@ -14735,42 +18993,106 @@ impl TerminalUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `command`.
+
+    /// Sets `command`: The command being run.
+    #[must_use]
     pub fn command(mut self, value: impl Into<String>) -> Self {
         self.command = Patch::Value(value.into());
         self
     }
-    /// Sets `cwd`.
+
+    /// Sets `command` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_command(mut self) -> Self {
+        self.command = Patch::Null;
+        self
+    }
+
+    /// Sets `cwd`: The absolute working directory of the command.
+    #[must_use]
     pub fn cwd(mut self, value: impl Into<AbsolutePath>) -> Self {
         self.cwd = Patch::Value(value.into());
         self
     }
-    /// Sets `output`.
+
+    /// Sets `cwd` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cwd(mut self) -> Self {
+        self.cwd = Patch::Null;
+        self
+    }
+
+    /// Sets `output`: An authoritative replacement snapshot of terminal output bytes.
+    #[must_use]
     pub fn output(mut self, value: impl Into<TerminalOutput>) -> Self {
         self.output = Patch::Value(value.into());
         self
     }
-    /// Sets `exitStatus`.
+
+    /// Sets `output` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_output(mut self) -> Self {
+        self.output = Patch::Null;
+        self
+    }
+
+    /// Sets `exitStatus`: Exit information.
+    #[must_use]
     pub fn exit_status(mut self, value: impl Into<TerminalExitStatus>) -> Self {
         self.exit_status = Patch::Value(value.into());
         self
     }
-    /// Sets `size`.
+
+    /// Sets `exitStatus` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_exit_status(mut self) -> Self {
+        self.exit_status = Patch::Null;
+        self
+    }
+
+    /// Sets `size`: The terminal size the command runs with, when known.
+    #[must_use]
     pub fn size(mut self, value: impl Into<TerminalSize>) -> Self {
         self.size = Patch::Value(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `size` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_size(mut self) -> Self {
+        self.size = Patch::Null;
+        self
+    }
+
+    /// Sets `capabilities`: Client-initiated controls this terminal currently supports, such as cancellation.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<TerminalCapabilities>) -> Self {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// All text that was typed after the command name is provided as input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14790,20 +19112,32 @@ pub struct TextCommandInput {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextCommandInput {
     /// A `TextCommandInput` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(hint: impl Into<String>) -> Self {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14832,8 +19166,10 @@ pub struct TextContent {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextContent {
     /// A `TextContent` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -14841,17 +19177,36 @@ impl TextContent {
             meta: Patch::Absent,
         }
     }
-    /// Sets `annotations`.
+
+    /// Sets `annotations`: Optional annotations that help clients decide how to display or route this content.
+    #[must_use]
     pub fn annotations(mut self, value: impl Into<Annotations>) -> Self {
         self.annotations = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `annotations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_annotations(mut self) -> Self {
+        self.annotations = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Text-based resource contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14883,8 +19238,10 @@ pub struct TextResourceContents {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TextResourceContents {
     /// A `TextResourceContents` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -14893,17 +19250,36 @@ impl TextResourceContents {
             meta: Patch::Absent,
         }
     }
-    /// Sets `mimeType`.
+
+    /// Sets `mimeType`: MIME type describing the encoded media payload.
+    #[must_use]
     pub fn mime_type(mut self, value: impl Into<MediaType>) -> Self {
         self.mime_type = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `mimeType` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_mime_type(mut self) -> Self {
+        self.mime_type = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Items definition for titled multi-select enum properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -14924,20 +19300,32 @@ pub struct TitledMultiSelectItems {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl TitledMultiSelectItems {
     /// A `TitledMultiSelectItems` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(any_of: impl Into<Vec<EnumOption>>) -> Self {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Capability to cancel a tool call with `tool_call/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -14957,17 +19345,29 @@ pub struct ToolCallCancelCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallCancelCapabilities {
     /// An empty `ToolCallCancelCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Client-initiated controls a tool call currently supports.
 ///
 /// A malformed value falls back to no controls, so the Client never sends a request the
@@ -15000,25 +19400,67 @@ pub struct ToolCallCapabilities {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallCapabilities {
     /// An empty `ToolCallCapabilities`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `cancel`.
+
+    /// Sets `cancel`: Permits the Client to cancel this tool call with `tool_call/cancel`.
+    #[must_use]
     pub fn cancel(mut self, value: impl Into<ToolCallCancelCapabilities>) -> Self {
         self.cancel = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cancel` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cancel(mut self) -> Self {
+        self.cancel = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
+impl From<Content> for ToolCallContent {
+    /// The `content` member.
+    fn from(body: Content) -> Self {
+        Self::Content(body)
+    }
+}
+
+impl From<Diff> for ToolCallContent {
+    /// The `diff` member.
+    fn from(body: Diff) -> Self {
+        Self::Diff(body)
+    }
+}
+
+impl From<Terminal> for ToolCallContent {
+    /// The `terminal` member.
+    fn from(body: Terminal) -> Self {
+        Self::Terminal(body)
+    }
+}
+
 /// Content produced by a tool call.
 ///
 /// Tool calls can produce different types of content including standard
@@ -15045,6 +19487,7 @@ pub enum ToolCallContent {
     /// output, and otherwise ignore it or display it generically.
     Other(UnknownVariant),
 }
+
 impl ToolCallContent {
     /// The `type` value, when the variant carries one.
     pub fn tag(&self) -> Option<&str> {
@@ -15056,10 +19499,14 @@ impl ToolCallContent {
         }
     }
 }
+
 impl ::acp_support::union::TaggedUnion for ToolCallContent {
     const NAME: &'static str = "ToolCallContent";
+
     const TAG: &'static str = "type";
+
     const KNOWN_TAGS: &'static [&'static str] = &["content", "diff", "terminal"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -15071,10 +19518,12 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
+
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Ok(Self::Other(raw))
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -15082,6 +19531,7 @@ impl<'de> Deserialize<'de> for ToolCallContent {
         ::acp_support::union::deserialize(deserializer)
     }
 }
+
 impl Serialize for ToolCallContent {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -15104,6 +19554,7 @@ impl Serialize for ToolCallContent {
         }
     }
 }
+
 /// A streamed item of tool-call content.
 ///
 /// Tool-call content chunks append one `ToolCallContent` item to the current
@@ -15132,8 +19583,10 @@ pub struct ToolCallContentChunk {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallContentChunk {
     /// A `ToolCallContentChunk` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         tool_call_id: impl Into<ToolCallId>,
         content: impl Into<ToolCallContent>,
@@ -15144,41 +19597,57 @@ impl ToolCallContentChunk {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Unique identifier for a tool call within a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ToolCallId(pub String);
+
 impl From<String> for ToolCallId {
     fn from(value: String) -> Self {
         Self(value)
     }
 }
+
 impl ToolCallId {
     /// Wraps a string.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
 impl From<&str> for ToolCallId {
     fn from(value: &str) -> Self {
         Self(value.to_owned())
     }
 }
+
 impl ::std::fmt::Display for ToolCallId {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(&self.0)
     }
 }
+
 /// A file location being accessed or modified by a tool.
 ///
 /// Enables clients to implement "follow-along" features that track
@@ -15211,8 +19680,10 @@ pub struct ToolCallLocation {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallLocation {
     /// A `ToolCallLocation` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(path: impl Into<AbsolutePath>) -> Self {
         Self {
             path: path.into(),
@@ -15220,17 +19691,36 @@ impl ToolCallLocation {
             meta: Patch::Absent,
         }
     }
-    /// Sets `line`.
+
+    /// Sets `line`: Optional 1-based line number within the file.
+    #[must_use]
     pub fn line(mut self, value: impl Into<u32>) -> Self {
         self.line = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `line` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_line(mut self) -> Self {
+        self.line = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Permission request details for a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -15255,20 +19745,32 @@ pub struct ToolCallPermissionSubject {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallPermissionSubject {
     /// A `ToolCallPermissionSubject` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call: impl Into<ToolCallUpdate>) -> Self {
         Self {
             tool_call: tool_call.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Execution status of a tool call.
 ///
 /// Tool calls progress through different statuses during their lifecycle.
@@ -15300,6 +19802,7 @@ pub enum ToolCallStatus {
     /// Clients treat a tool call with an unrecognized status as still in progress.
     Other(String),
 }
+
 impl ToolCallStatus {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolCallStatus] = &[
@@ -15310,10 +19813,12 @@ impl ToolCallStatus {
         ToolCallStatus::Failed,
         ToolCallStatus::Cancelled,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolCallStatus] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -15326,11 +19831,13 @@ impl ToolCallStatus {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolCallStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolCallStatus {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -15344,31 +19851,38 @@ impl ToolCallStatus {
             Self::Other(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Other(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Other(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for ToolCallStatus {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Other(value.to_owned()))
     }
 }
+
 impl From<String> for ToolCallStatus {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Other(value))
     }
 }
+
 impl ::std::str::FromStr for ToolCallStatus {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for ToolCallStatus {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -15377,6 +19891,7 @@ impl Serialize for ToolCallStatus {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for ToolCallStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -15384,6 +19899,7 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// Represents an upsert for a tool call that the language model has requested.
 ///
 /// Tool calls are actions that the agent executes on behalf of the language model,
@@ -15504,8 +20020,10 @@ pub struct ToolCallUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl ToolCallUpdate {
     /// A `ToolCallUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(tool_call_id: impl Into<ToolCallId>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -15521,57 +20039,134 @@ impl ToolCallUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `name`.
+
+    /// Sets `name`: Programmatic name of the tool being invoked.
+    #[must_use]
     pub fn name(mut self, value: impl Into<String>) -> Self {
         self.name = Patch::Value(value.into());
         self
     }
-    /// Sets `title`.
+
+    /// Sets `name` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_name(mut self) -> Self {
+        self.name = Patch::Null;
+        self
+    }
+
+    /// Sets `title`: Human-readable title describing what the tool is doing.
+    #[must_use]
     pub fn title(mut self, value: impl Into<String>) -> Self {
         self.title = Patch::Value(value.into());
         self
     }
-    /// Sets `kind`.
+
+    /// Sets `title` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_title(mut self) -> Self {
+        self.title = Patch::Null;
+        self
+    }
+
+    /// Sets `kind`: The category of tool being invoked.
+    #[must_use]
     pub fn kind(mut self, value: impl Into<ToolKind>) -> Self {
         self.kind = Patch::Value(value.into());
         self
     }
-    /// Sets `status`.
+
+    /// Sets `kind` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_kind(mut self) -> Self {
+        self.kind = Patch::Null;
+        self
+    }
+
+    /// Sets `status`: Current execution status of the tool call.
+    #[must_use]
     pub fn status(mut self, value: impl Into<ToolCallStatus>) -> Self {
         self.status = Patch::Value(value.into());
         self
     }
-    /// Sets `content`.
+
+    /// Sets `status` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_status(mut self) -> Self {
+        self.status = Patch::Null;
+        self
+    }
+
+    /// Sets `content`: Content produced by the tool call.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ToolCallContent>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `locations`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `locations`: File locations affected by this tool call.
+    #[must_use]
     pub fn locations(mut self, value: impl Into<Vec<ToolCallLocation>>) -> Self {
         self.locations = Patch::Value(value.into());
         self
     }
-    /// Sets `rawInput`.
+
+    /// Sets `locations` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_locations(mut self) -> Self {
+        self.locations = Patch::Null;
+        self
+    }
+
+    /// Sets `rawInput`: Raw input parameters sent to the tool.
+    #[must_use]
     pub fn raw_input(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_input = Some(value.into());
         self
     }
-    /// Sets `rawOutput`.
+
+    /// Sets `rawOutput`: Raw output returned by the tool.
+    #[must_use]
     pub fn raw_output(mut self, value: impl Into<::serde_json::Value>) -> Self {
         self.raw_output = Some(value.into());
         self
     }
-    /// Sets `capabilities`.
+
+    /// Sets `capabilities`: Client-initiated controls this tool call currently supports, such as cancellation.
+    #[must_use]
     pub fn capabilities(mut self, value: impl Into<ToolCallCapabilities>) -> Self {
         self.capabilities = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `capabilities` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_capabilities(mut self) -> Self {
+        self.capabilities = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Categories of tools that can be invoked.
 ///
 /// Tool kinds help clients choose appropriate icons and optimize how they
@@ -15608,6 +20203,7 @@ pub enum ToolKind {
     /// future ACP variants. Clients display an unrecognized kind as `other`.
     Unknown(String),
 }
+
 impl ToolKind {
     /// The values this build knows, in schema order.
     pub const KNOWN: &'static [ToolKind] = &[
@@ -15622,10 +20218,12 @@ impl ToolKind {
         ToolKind::SwitchMode,
         ToolKind::Other,
     ];
+
     /// The values this build knows, in schema order.
     pub fn known() -> &'static [ToolKind] {
         Self::KNOWN
     }
+
     fn from_known(value: &str) -> Option<Self> {
         match value {
             "read" => Some(Self::Read),
@@ -15642,11 +20240,13 @@ impl ToolKind {
         }
     }
 }
+
 impl ::std::fmt::Display for ToolKind {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+
 impl ToolKind {
     /// The wire value.
     pub fn as_str(&self) -> &str {
@@ -15664,31 +20264,38 @@ impl ToolKind {
             Self::Unknown(value) => value,
         }
     }
+
     /// `true` unless this is a value this build does not know.
     pub fn is_known(&self) -> bool {
         !matches!(self, Self::Unknown(_))
     }
+
     /// `true` for an implementation-specific extension value (it begins with `_`).
     pub fn is_extension(&self) -> bool {
         matches!(self, Self::Unknown(value) if value.starts_with('_'))
     }
 }
+
 impl From<&str> for ToolKind {
     fn from(value: &str) -> Self {
         Self::from_known(value).unwrap_or_else(|| Self::Unknown(value.to_owned()))
     }
 }
+
 impl From<String> for ToolKind {
     fn from(value: String) -> Self {
         Self::from_known(&value).unwrap_or(Self::Unknown(value))
     }
 }
+
 impl ::std::str::FromStr for ToolKind {
     type Err = ::std::convert::Infallible;
+
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Ok(Self::from(value))
     }
 }
+
 impl Serialize for ToolKind {
     fn serialize<S: ::serde::Serializer>(
         &self,
@@ -15697,6 +20304,7 @@ impl Serialize for ToolKind {
         serializer.serialize_str(self.as_str())
     }
 }
+
 impl<'de> Deserialize<'de> for ToolKind {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
@@ -15704,6 +20312,7 @@ impl<'de> Deserialize<'de> for ToolKind {
         ::acp_support::enums::deserialize_open_str(deserializer)
     }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -15736,20 +20345,32 @@ pub struct UnarchiveSessionRequest {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnarchiveSessionRequest {
     /// A `UnarchiveSessionRequest` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(session_id: impl Into<SessionId>) -> Self {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -15771,17 +20392,29 @@ pub struct UnarchiveSessionResponse {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnarchiveSessionResponse {
     /// An empty `UnarchiveSessionResponse`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self { meta: Patch::Absent }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -15825,25 +20458,46 @@ pub struct UnknownStateUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnknownStateUpdate {
     /// An empty `UnknownStateUpdate`: every property omitted.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
         }
     }
-    /// Sets `background`.
+
+    /// Sets `background`: Work running independently of foreground work, as a complete snapshot.
+    #[must_use]
     pub fn background(mut self, value: impl Into<Vec<BackgroundWork>>) -> Self {
         self.background = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `background` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_background(mut self) -> Self {
+        self.background = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Data for the `-32022` (Unsupported protocol version) error.
 ///
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
@@ -15867,8 +20521,10 @@ pub struct UnsupportedProtocolVersionErrorData {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UnsupportedProtocolVersionErrorData {
     /// A `UnsupportedProtocolVersionErrorData` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         requested: impl Into<ProtocolVersion>,
         supported: impl Into<Vec<ProtocolVersion>>,
@@ -15879,12 +20535,22 @@ impl UnsupportedProtocolVersionErrorData {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Notification containing a session update from the agent.
 ///
 /// Agents can send session updates at any point while the session exists.
@@ -15911,8 +20577,10 @@ pub struct UpdateSessionNotification {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UpdateSessionNotification {
     /// A `UpdateSessionNotification` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         session_id: impl Into<SessionId>,
         update: impl Into<SessionUpdate>,
@@ -15923,12 +20591,22 @@ impl UpdateSessionNotification {
             meta: Patch::Absent,
         }
     }
-    /// Sets `_meta`.
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// **UNSTABLE**
 ///
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -15989,8 +20667,10 @@ pub struct Usage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl Usage {
     /// A `Usage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(
         total_tokens: impl Into<u64>,
         input_tokens: impl Into<u64>,
@@ -16006,27 +20686,64 @@ impl Usage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `thoughtTokens`.
+
+    /// Sets `thoughtTokens`: Thought/reasoning tokens for the completed work.
+    #[must_use]
     pub fn thought_tokens(mut self, value: impl Into<u64>) -> Self {
         self.thought_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `cachedReadTokens`.
+
+    /// Sets `thoughtTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_thought_tokens(mut self) -> Self {
+        self.thought_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `cachedReadTokens`: Cache read tokens for the completed work.
+    #[must_use]
     pub fn cached_read_tokens(mut self, value: impl Into<u64>) -> Self {
         self.cached_read_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `cachedWriteTokens`.
+
+    /// Sets `cachedReadTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cached_read_tokens(mut self) -> Self {
+        self.cached_read_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `cachedWriteTokens`: Cache write tokens for the completed work.
+    #[must_use]
     pub fn cached_write_tokens(mut self, value: impl Into<u64>) -> Self {
         self.cached_write_tokens = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cachedWriteTokens` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cached_write_tokens(mut self) -> Self {
+        self.cached_write_tokens = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// Context window and cost update for a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -16057,8 +20774,10 @@ pub struct UsageUpdate {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UsageUpdate {
     /// A `UsageUpdate` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(used: impl Into<u64>, size: impl Into<u64>) -> Self {
         Self {
             used: used.into(),
@@ -16067,17 +20786,36 @@ impl UsageUpdate {
             meta: Patch::Absent,
         }
     }
-    /// Sets `cost`.
+
+    /// Sets `cost`: Cumulative session cost.
+    #[must_use]
     pub fn cost(mut self, value: impl Into<Cost>) -> Self {
         self.cost = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `cost` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_cost(mut self) -> Self {
+        self.cost = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 /// A user message upsert.
 ///
 /// Only `messageId` is required. `content` has patch semantics:
@@ -16120,8 +20858,10 @@ pub struct UserMessage {
     )]
     pub meta: Patch<Meta>,
 }
+
 impl UserMessage {
     /// A `UserMessage` from its required properties; optional ones start omitted.
+    #[must_use]
     pub fn new(message_id: impl Into<MessageId>) -> Self {
         Self {
             message_id: message_id.into(),
@@ -16129,204 +20869,312 @@ impl UserMessage {
             meta: Patch::Absent,
         }
     }
-    /// Sets `content`.
+
+    /// Sets `content`: Complete replacement content for this message.
+    #[must_use]
     pub fn content(mut self, value: impl Into<Vec<ContentBlock>>) -> Self {
         self.content = Patch::Value(value.into());
         self
     }
-    /// Sets `_meta`.
+
+    /// Sets `content` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_content(mut self) -> Self {
+        self.content = Patch::Null;
+        self
+    }
+
+    /// Sets `_meta`: The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.
+    #[must_use]
     pub fn meta(mut self, value: impl Into<Meta>) -> Self {
         self.meta = Patch::Value(value.into());
         self
     }
+
+    /// Sets `_meta` to `null`: the receiver clears it (omitted, it would keep its value).
+    #[must_use]
+    pub fn clear_meta(mut self) -> Self {
+        self.meta = Patch::Null;
+        self
+    }
 }
+
 impl ::acp_support::Notification for CancelRequestNotification {
     const METHOD: &'static str = "$/cancel_request";
 }
+
 impl ::acp_support::Request for LoginAuthRequest {
     const METHOD: &'static str = "auth/login";
+
     type Response = LoginAuthResponse;
 }
+
 impl ::acp_support::Request for LogoutAuthRequest {
     const METHOD: &'static str = "auth/logout";
+
     type Response = LogoutAuthResponse;
 }
+
 impl ::acp_support::Request for AuthStatusRequest {
     const METHOD: &'static str = "auth/status";
+
     type Response = AuthStatusResponse;
 }
+
 impl ::acp_support::Notification for AuthStatusUpdateNotification {
     const METHOD: &'static str = "auth/status_update";
 }
+
 impl ::acp_support::Notification for CompleteElicitationNotification {
     const METHOD: &'static str = "elicitation/complete";
 }
+
 impl ::acp_support::Request for CreateElicitationRequest {
     const METHOD: &'static str = "elicitation/create";
+
     type Response = CreateElicitationResponse;
 }
+
 impl ::acp_support::Request for InitializeRequest {
     const METHOD: &'static str = "initialize";
+
     type Response = InitializeResponse;
 }
+
 impl ::acp_support::Notification for MessageMcpNotification {
     const METHOD: &'static str = "mcp/message";
 }
+
 impl ::acp_support::Request for MessageMcpRequest {
     const METHOD: &'static str = "mcp/message";
+
     type Response = MessageMcpResponse;
 }
+
 impl ::acp_support::Request for DisableProviderRequest {
     const METHOD: &'static str = "providers/disable";
+
     type Response = DisableProviderResponse;
 }
+
 impl ::acp_support::Request for ListProvidersRequest {
     const METHOD: &'static str = "providers/list";
+
     type Response = ListProvidersResponse;
 }
+
 impl ::acp_support::Request for SetProviderRequest {
     const METHOD: &'static str = "providers/set";
+
     type Response = SetProviderResponse;
 }
+
 impl ::acp_support::Request for InitializeProxyRequest {
     const METHOD: &'static str = "proxy/initialize";
+
     type Response = InitializeProxyResponse;
 }
+
 impl ::acp_support::Request for ProxySuccessorRequest {
     const METHOD: &'static str = "proxy/successor";
+
     type Response = ProxySuccessorResponse;
 }
+
 impl ::acp_support::Notification for ProxySuccessorNotification {
     const METHOD: &'static str = "proxy/successor";
 }
+
 impl ::acp_support::Request for ArchiveSessionRequest {
     const METHOD: &'static str = "session/archive";
+
     type Response = ArchiveSessionResponse;
 }
+
 impl ::acp_support::Notification for CancelSessionNotification {
     const METHOD: &'static str = "session/cancel";
 }
+
 impl ::acp_support::Request for CloseSessionRequest {
     const METHOD: &'static str = "session/close";
+
     type Response = CloseSessionResponse;
 }
+
 impl ::acp_support::Request for DeleteSessionRequest {
     const METHOD: &'static str = "session/delete";
+
     type Response = DeleteSessionResponse;
 }
+
 impl ::acp_support::Request for ForkSessionRequest {
     const METHOD: &'static str = "session/fork";
+
     type Response = ForkSessionResponse;
 }
+
 impl ::acp_support::Request for ListSessionsRequest {
     const METHOD: &'static str = "session/list";
+
     type Response = ListSessionsResponse;
 }
+
 impl ::acp_support::Request for NewSessionRequest {
     const METHOD: &'static str = "session/new";
+
     type Response = NewSessionResponse;
 }
+
 impl ::acp_support::Request for PromptRequest {
     const METHOD: &'static str = "session/prompt";
+
     type Response = PromptResponse;
 }
+
 impl ::acp_support::Request for RequestPermissionRequest {
     const METHOD: &'static str = "session/request_permission";
+
     type Response = RequestPermissionResponse;
 }
+
 impl ::acp_support::Request for ResumeSessionRequest {
     const METHOD: &'static str = "session/resume";
+
     type Response = ResumeSessionResponse;
 }
+
 impl ::acp_support::Request for SetSessionConfigOptionRequest {
     const METHOD: &'static str = "session/set_config_option";
+
     type Response = SetSessionConfigOptionResponse;
 }
+
 impl ::acp_support::Request for SetSessionTitleRequest {
     const METHOD: &'static str = "session/set_title";
+
     type Response = SetSessionTitleResponse;
 }
+
 impl ::acp_support::Request for SessionStatusRequest {
     const METHOD: &'static str = "session/status";
+
     type Response = SessionStatusResponse;
 }
+
 impl ::acp_support::Request for UnarchiveSessionRequest {
     const METHOD: &'static str = "session/unarchive";
+
     type Response = UnarchiveSessionResponse;
 }
+
 impl ::acp_support::Notification for UpdateSessionNotification {
     const METHOD: &'static str = "session/update";
 }
+
 impl ::acp_support::Request for CancelTerminalRequest {
     const METHOD: &'static str = "terminal/cancel";
+
     type Response = CancelTerminalResponse;
 }
+
 impl ::acp_support::Request for CancelToolCallRequest {
     const METHOD: &'static str = "tool_call/cancel";
+
     type Response = CancelToolCallResponse;
 }
+
 /// The wire name of every method in this schema.
 pub mod methods {
     /// `$/cancel_request`, handled by: protocol.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
+
     /// `auth/login`, handled by: agent.
     pub const AUTH_LOGIN: &str = "auth/login";
+
     /// `auth/logout`, handled by: agent.
     pub const AUTH_LOGOUT: &str = "auth/logout";
+
     /// `auth/status`, handled by: agent.
     pub const AUTH_STATUS: &str = "auth/status";
+
     /// `auth/status_update`, handled by: client.
     pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
+
     /// `elicitation/complete`, handled by: client.
     pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+
     /// `elicitation/create`, handled by: client.
     pub const ELICITATION_CREATE: &str = "elicitation/create";
+
     /// `initialize`, handled by: agent.
     pub const INITIALIZE: &str = "initialize";
+
     /// `mcp/message`, handled by: agent, client.
     pub const MCP_MESSAGE: &str = "mcp/message";
+
     /// `providers/disable`, handled by: agent.
     pub const PROVIDERS_DISABLE: &str = "providers/disable";
+
     /// `providers/list`, handled by: agent.
     pub const PROVIDERS_LIST: &str = "providers/list";
+
     /// `providers/set`, handled by: agent.
     pub const PROVIDERS_SET: &str = "providers/set";
+
     /// `proxy/initialize`, handled by: proxy.
     pub const PROXY_INITIALIZE: &str = "proxy/initialize";
+
     /// `proxy/successor`, handled by: proxy, proxy.
     pub const PROXY_SUCCESSOR: &str = "proxy/successor";
+
     /// `session/archive`, handled by: agent.
     pub const SESSION_ARCHIVE: &str = "session/archive";
+
     /// `session/cancel`, handled by: agent.
     pub const SESSION_CANCEL: &str = "session/cancel";
+
     /// `session/close`, handled by: agent.
     pub const SESSION_CLOSE: &str = "session/close";
+
     /// `session/delete`, handled by: agent.
     pub const SESSION_DELETE: &str = "session/delete";
+
     /// `session/fork`, handled by: agent.
     pub const SESSION_FORK: &str = "session/fork";
+
     /// `session/list`, handled by: agent.
     pub const SESSION_LIST: &str = "session/list";
+
     /// `session/new`, handled by: agent.
     pub const SESSION_NEW: &str = "session/new";
+
     /// `session/prompt`, handled by: agent.
     pub const SESSION_PROMPT: &str = "session/prompt";
+
     /// `session/request_permission`, handled by: client.
     pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+
     /// `session/resume`, handled by: agent.
     pub const SESSION_RESUME: &str = "session/resume";
+
     /// `session/set_config_option`, handled by: agent.
     pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
+
     /// `session/set_title`, handled by: agent.
     pub const SESSION_SET_TITLE: &str = "session/set_title";
+
     /// `session/status`, handled by: agent.
     pub const SESSION_STATUS: &str = "session/status";
+
     /// `session/unarchive`, handled by: agent.
     pub const SESSION_UNARCHIVE: &str = "session/unarchive";
+
     /// `session/update`, handled by: client.
     pub const SESSION_UPDATE: &str = "session/update";
+
     /// `terminal/cancel`, handled by: agent.
     pub const TERMINAL_CANCEL: &str = "terminal/cancel";
+
     /// `tool_call/cancel`, handled by: agent.
     pub const TOOL_CALL_CANCEL: &str = "tool_call/cancel";
 }

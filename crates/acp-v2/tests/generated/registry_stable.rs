@@ -199,6 +199,7 @@ pub const TYPE_NAMES: &[&str] = &[
     "UsageUpdate",
     "UserMessage",
 ];
+
 /// The table the tests use.
 pub const REGISTRY: Registry = Registry {
     schema_file: "schema/v2/schema.json",
@@ -208,6 +209,7 @@ pub const REGISTRY: Registry = Registry {
     decode_notification,
     decode_response,
 };
+
 fn decode_type(
     name: &str,
     value: ::serde_json::Value,
@@ -459,11 +461,13 @@ fn decode_type(
         },
     )
 }
+
 fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
     None.or_else(|| routed(m::AgentRequest::from_method_and_params(method, params)))
         .or_else(|| routed(m::ClientRequest::from_method_and_params(method, params)))
         .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
+
 fn decode_notification(
     method: &str,
     params: Option<&RawValue>,
@@ -484,6 +488,7 @@ fn decode_notification(
         })
         .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
+
 fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
     None.or_else(|| routed(m::AgentResponse::from_method_and_result(method, result)))
         .or_else(|| routed(m::ClientResponse::from_method_and_result(method, result)))

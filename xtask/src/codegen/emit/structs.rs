@@ -111,6 +111,24 @@ fn plan(field: &Field) -> FieldPlan {
     }
 }
 
+/// A setter's doc: what it sets and the first sentence of the property's description.
+fn setter_doc(field: &Field) -> String {
+    let summary = field
+        .docs
+        .as_deref()
+        .and_then(|d| d.split("\n\n").next())
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.find(". ") {
+            Some(end) => p[..=end].to_owned(),
+            None => p,
+        });
+    match summary {
+        Some(summary) => format!(" Sets `{}`: {}", field.json_name, summary.trim_end()),
+        None => format!(" Sets `{}`.", field.json_name),
+    }
+}
+
 /// A struct with `new(required)` and a chainable setter per optional property.
 pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
     let name = ident(&def.name);
@@ -149,14 +167,31 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
             (None, Some((value_ty, store))) => {
                 let empty = &plan.empty;
                 inits.push(quote!(#rust_name: #empty));
-                let doc = format!(" Sets `{}`.", field.json_name);
+                let doc = setter_doc(field);
                 setters.push(quote! {
                     #[doc = #doc]
+                    #[must_use]
                     pub fn #rust_name(mut self, value: #value_ty) -> Self {
                         self.#rust_name = #store;
                         self
                     }
                 });
+                if holder(field) == Presence::OptionalNullable {
+                    let clear = ident(&format!("clear_{}", field.rust_name));
+                    let doc = format!(
+                        " Sets `{}` to `null`: the receiver clears it (omitted, it would keep its \
+                         value).",
+                        field.json_name
+                    );
+                    setters.push(quote! {
+                        #[doc = #doc]
+                        #[must_use]
+                        pub fn #clear(mut self) -> Self {
+                            self.#rust_name = Patch::Null;
+                            self
+                        }
+                    });
+                }
             }
             (None, None) => {}
         }
@@ -205,6 +240,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
 
         impl #name {
             #[doc = #new_doc]
+            #[must_use]
             pub fn new(#(#params),*) -> Self {
                 Self { #(#inits),* }
             }

@@ -6,6 +6,40 @@ use quote::quote;
 use super::{docs, ident, rust_type};
 use crate::codegen::ir::{Def, TaggedUnion, UntaggedMember};
 
+/// `From<Payload>` for each member whose payload type belongs to that member alone
+/// (`ContentBlock::from(TextContent)`), so a value converts into the union with `.into()`.
+fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
+    let mut froms = Vec::new();
+    for v in &u.variants {
+        let Some(body) = &v.body else { continue };
+        let shared = u
+            .variants
+            .iter()
+            .filter(|other| other.body.as_deref() == Some(body.as_str()))
+            .count()
+            > 1;
+        let clashes_untagged = u
+            .untagged
+            .as_ref()
+            .is_some_and(|(_, ty)| rust_type(ty).to_string() == body.as_str());
+        if shared || clashes_untagged {
+            continue;
+        }
+        let body_ident = ident(body);
+        let rust_name = ident(&v.rust_name);
+        let doc = format!(" The `{}` member.", v.value);
+        froms.push(quote! {
+            impl From<#body_ident> for #name {
+                #[doc = #doc]
+                fn from(body: #body_ident) -> Self {
+                    Self::#rust_name(body)
+                }
+            }
+        });
+    }
+    quote!(#(#froms)*)
+}
+
 /// A union discriminated by a string property.
 pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream {
     let name = ident(&def.name);
@@ -38,6 +72,7 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream
         }
     }
     let known: Vec<_> = u.variants.iter().map(|v| v.value.as_str()).collect();
+    let froms = payload_froms(&name, u);
     let mut hooks = Vec::new();
     if let Some(fallback) = &u.fallback {
         let rust_name = ident(&fallback.rust_name);
@@ -116,6 +151,8 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream
     };
     let tag_doc = format!(" The `{tag}` value, when the variant carries one.");
     quote! {
+        #froms
+
         #type_docs
         #[derive(Debug, Clone, PartialEq)]
         #non_exhaustive
