@@ -9,15 +9,18 @@
 //! - [`de`]: the schema's `x-deserialize-*` keywords (`default-on-error`, `default-on-null`,
 //!   `skip-invalid-items`).
 //! - [`method`]: the traits and errors behind the generated method tables.
+//! - [`Number`]: a JSON number kept as written (`0` stays `0`).
 
 pub mod de;
 pub mod enums;
 pub mod method;
+mod number;
 mod patch;
 pub mod union;
 mod unknown;
 
 pub use method::{MethodDecodeError, Notification, Request};
+pub use number::Number;
 pub use patch::Patch;
 pub use unknown::UnknownVariant;
 

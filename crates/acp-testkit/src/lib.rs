@@ -100,20 +100,8 @@ pub fn workspace_root() -> PathBuf {
     }
 }
 
-/// JSON value equality where numbers compare by value: `1` and `1.0` are the same JSON number
-/// (a `number` property decodes to `f64` and re-encodes as `1.0`).
+/// JSON value equality, exact: `0` and `0.0` differ, as they do on the wire (`number`
+/// properties are `acp_support::Number`, which keeps the wire form).
 pub fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
-        }
-        _ => a == b,
-    }
+    a == b
 }

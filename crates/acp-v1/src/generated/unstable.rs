@@ -846,7 +846,7 @@ pub struct Annotations {
         skip_serializing_if = "Patch::is_absent",
         deserialize_with = "::acp_support::de::default_on_error"
     )]
-    pub priority: Patch<f64>,
+    pub priority: Patch<::acp_support::Number>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -903,7 +903,7 @@ impl Annotations {
 
     /// Sets `priority`: Relative importance of this content when clients choose what to surface.
     #[must_use]
-    pub fn priority(mut self, value: impl Into<f64>) -> Self {
+    pub fn priority(mut self, value: impl Into<::acp_support::Number>) -> Self {
         self.priority = Patch::Value(value.into());
         self
     }
@@ -4218,7 +4218,7 @@ impl ContentChunk {
 #[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
-    pub amount: f64,
+    pub amount: ::acp_support::Number,
     /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     /// unit such as "credits".
     pub currency: String,
@@ -4239,7 +4239,10 @@ pub struct Cost {
 impl Cost {
     /// A `Cost` from its required properties; optional ones start omitted.
     #[must_use]
-    pub fn new(amount: impl Into<f64>, currency: impl Into<String>) -> Self {
+    pub fn new(
+        amount: impl Into<::acp_support::Number>,
+        currency: impl Into<String>,
+    ) -> Self {
         Self {
             amount: amount.into(),
             currency: currency.into(),
@@ -5171,7 +5174,7 @@ pub enum ElicitationContentValue {
     /// Integer value accepted in elicitation response content.
     Integer(i64),
     /// Number value accepted in elicitation response content.
-    Number(f64),
+    Number(::acp_support::Number),
     /// Boolean value accepted in elicitation response content.
     Boolean(bool),
     /// String array value accepted in elicitation response content.
@@ -9695,12 +9698,12 @@ pub struct NumberPropertySchema {
     ///
     /// Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub minimum: Patch<f64>,
+    pub minimum: Patch<::acp_support::Number>,
     /// Maximum value (inclusive).
     ///
     /// Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub maximum: Patch<f64>,
+    pub maximum: Patch<::acp_support::Number>,
     /// Default value.
     ///
     /// Optional. Omitted and `null` are equivalent and mean no default value is provided.
@@ -9709,7 +9712,7 @@ pub struct NumberPropertySchema {
         skip_serializing_if = "Patch::is_absent",
         deserialize_with = "::acp_support::de::default_on_error"
     )]
-    pub default: Patch<f64>,
+    pub default: Patch<::acp_support::Number>,
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
     /// metadata to their interactions. Implementations MUST NOT make assumptions about values at
     /// these keys.
@@ -9770,7 +9773,7 @@ impl NumberPropertySchema {
 
     /// Sets `minimum`: Minimum value (inclusive).
     #[must_use]
-    pub fn minimum(mut self, value: impl Into<f64>) -> Self {
+    pub fn minimum(mut self, value: impl Into<::acp_support::Number>) -> Self {
         self.minimum = Patch::Value(value.into());
         self
     }
@@ -9784,7 +9787,7 @@ impl NumberPropertySchema {
 
     /// Sets `maximum`: Maximum value (inclusive).
     #[must_use]
-    pub fn maximum(mut self, value: impl Into<f64>) -> Self {
+    pub fn maximum(mut self, value: impl Into<::acp_support::Number>) -> Self {
         self.maximum = Patch::Value(value.into());
         self
     }
@@ -9798,7 +9801,7 @@ impl NumberPropertySchema {
 
     /// Sets `default`: Default value.
     #[must_use]
-    pub fn default(mut self, value: impl Into<f64>) -> Self {
+    pub fn default(mut self, value: impl Into<::acp_support::Number>) -> Self {
         self.default = Patch::Value(value.into());
         self
     }

@@ -138,7 +138,7 @@ pub fn rust_type(ty: &Ty) -> TokenStream {
         Ty::String => quote!(String),
         Ty::Bool => quote!(bool),
         Ty::Int(kind) => int_type(*kind),
-        Ty::Float => quote!(f64),
+        Ty::Float => quote!(::acp_support::Number),
         Ty::Any => quote!(::serde_json::Value),
         Ty::Array(item) => {
             let item = rust_type(item);

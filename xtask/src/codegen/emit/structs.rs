@@ -308,8 +308,13 @@ pub fn newtype(def: &Def, ty: &Ty, type_docs: TokenStream) -> TokenStream {
             ),
             quote!(),
         ),
-        Ty::Bool | Ty::Float => (
+        Ty::Bool => (
             quote!(Debug, Clone, Copy, PartialEq, Serialize, Deserialize),
+            quote!(),
+        ),
+        // `acp_support::Number` keeps the wire form, so it is not `Copy`.
+        Ty::Float => (
+            quote!(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize),
             quote!(),
         ),
         Ty::Any | Ty::Object | Ty::Meta | Ty::Map(_) | Ty::Array(_) => (
