@@ -9,7 +9,7 @@ use crate::JsonObject;
 ///
 /// It keeps the discriminator and the whole object (the discriminator included, in wire order),
 /// so re-encoding gives back the same JSON and a proxy forwards it untouched.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownVariant {
     tag: String,
     raw: JsonObject,

@@ -223,3 +223,19 @@ fn an_extension_message_without_params_stays_without_params() {
     let again = acp_v2::ClientNotification::route("_acme/ping", Some(&raw)).expect("routes");
     assert_eq!(again, decoded, "null params decode back as no params");
 }
+
+#[test]
+fn models_have_a_total_equality() {
+    fn eq<T: Eq>() {}
+    eq::<acp_v2::SessionUpdate>();
+    eq::<acp_v2::ToolCallUpdate>();
+    eq::<acp_v2::ContentBlock>();
+    eq::<acp_v2::Cost>();
+    eq::<acp_v2::RequestPermissionRequest>();
+    eq::<acp_v2::UnknownVariant>();
+    let block: acp_v2::ContentBlock = acp_v2::TextContent::new("hi").into();
+    assert_eq!(
+        block,
+        acp_v2::ContentBlock::Text(acp_v2::TextContent::new("hi"))
+    );
+}

@@ -10,7 +10,7 @@
 use ::acp_support::{JsonObject, Meta, Patch, UnknownVariant};
 use ::serde::{Deserialize, Serialize};
 /// Authentication-related capabilities supported by the agent.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// Whether the agent supports the logout method.
@@ -82,7 +82,7 @@ impl AgentAuthCapabilities {
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
@@ -666,7 +666,7 @@ impl Serialize for AgentResponse {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
@@ -775,7 +775,7 @@ impl Annotations {
 }
 
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -850,7 +850,7 @@ impl AudioContent {
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
@@ -921,7 +921,7 @@ impl From<AuthMethodTerminal> for AuthMethod {
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
 /// When no `type` is present, the method is treated as `agent`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `authenticate`.
@@ -998,7 +998,7 @@ impl Serialize for AuthMethod {
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
@@ -1109,7 +1109,7 @@ impl ::std::fmt::Display for AuthMethodId {
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `authenticate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
@@ -1204,7 +1204,7 @@ impl AuthMethodTerminal {
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
@@ -1251,7 +1251,7 @@ impl AuthenticateRequest {
 }
 
 /// Response to the `authenticate` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1291,7 +1291,7 @@ impl AuthenticateResponse {
 }
 
 /// Information about a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
@@ -1361,7 +1361,7 @@ impl AvailableCommand {
 }
 
 /// The input specification for a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AvailableCommandInput {
     /// All text that was typed after the command name is provided as input.
@@ -1369,7 +1369,7 @@ pub enum AvailableCommandInput {
 }
 
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
@@ -1418,7 +1418,7 @@ impl AvailableCommandsUpdate {
 }
 
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
@@ -1491,7 +1491,7 @@ impl BlobResourceContents {
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1531,7 +1531,7 @@ impl BooleanConfigOptionCapabilities {
 }
 
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
@@ -1649,7 +1649,7 @@ impl BooleanPropertySchema {
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
@@ -1697,7 +1697,7 @@ impl CancelNotification {
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
@@ -1748,7 +1748,7 @@ impl CancelRequestNotification {
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
@@ -2353,7 +2353,7 @@ impl Serialize for ClientResponse {
 }
 
 /// Session-related capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientSessionCapabilities {
     /// Support for ID-addressed context compaction updates. Omitted or `null`
@@ -2478,7 +2478,7 @@ impl ClientSessionCapabilities {
 /// associated with the session.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
@@ -2524,7 +2524,7 @@ impl CloseSessionRequest {
 }
 
 /// Response from closing a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2564,7 +2564,7 @@ impl CloseSessionResponse {
 }
 
 /// Client support for ID-addressed context compaction updates.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionCapabilities(pub JsonObject);
 
@@ -2723,7 +2723,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
 /// an in-progress compaction. Chunks append in receive order.
 /// Agents MUST only send this update when the Client advertised
 /// the `session.compaction` Client capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
@@ -2778,7 +2778,7 @@ impl CompactionSummaryChunk {
 /// `summary`, `error`, and `_meta` have patch semantics: omission leaves the
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
@@ -2870,7 +2870,7 @@ impl CompactionUpdate {
 }
 
 /// Notification sent by the agent when a URL-based elicitation is complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
@@ -2918,7 +2918,7 @@ impl CompleteElicitationNotification {
 }
 
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
@@ -2967,7 +2967,7 @@ impl ConfigOptionUpdate {
 }
 
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Content {
     /// The actual content block.
@@ -3057,7 +3057,7 @@ impl From<EmbeddedResource> for ContentBlock {
 /// forward content from MCP tool outputs without transformation.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContentBlock {
     /// Text content. May be plain text or formatted with Markdown.
     ///
@@ -3164,7 +3164,7 @@ impl Serialize for ContentBlock {
 }
 
 /// A streamed item of content
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContentChunk {
     /// A single item of content
@@ -3235,7 +3235,7 @@ impl ContentChunk {
 }
 
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
@@ -3291,7 +3291,7 @@ impl Cost {
 /// The agent sends this to the client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
@@ -3359,7 +3359,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 }
 
 /// The `mode` variants of [`CreateElicitationRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
@@ -3441,7 +3441,7 @@ impl Serialize for CreateElicitationRequestMode {
 }
 
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3496,7 +3496,7 @@ impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
 }
 
 /// The `action` variants of [`CreateElicitationResponse`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
@@ -3589,7 +3589,7 @@ impl Serialize for CreateElicitationResponseAction {
 }
 
 /// Request to create a new terminal and execute a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
@@ -3707,7 +3707,7 @@ impl CreateTerminalRequest {
 }
 
 /// Response containing the ID of the created terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
@@ -3755,7 +3755,7 @@ impl CreateTerminalResponse {
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
@@ -3803,7 +3803,7 @@ impl CurrentModeUpdate {
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
@@ -3849,7 +3849,7 @@ impl DeleteSessionRequest {
 }
 
 /// Response from deleting a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3893,7 +3893,7 @@ impl DeleteSessionResponse {
 /// Shows changes to files in a format suitable for display in the client UI.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Diff {
     /// The absolute file path being modified.
@@ -3965,7 +3965,7 @@ impl Diff {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
@@ -3999,7 +3999,7 @@ impl ElicitationAcceptAction {
 }
 
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
@@ -4093,7 +4093,7 @@ impl ElicitationCapabilities {
 }
 
 /// Allowed wire representations for `ElicitationContentValue`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationContentValue {
     /// String value accepted in elicitation response content.
@@ -4111,7 +4111,7 @@ pub enum ElicitationContentValue {
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4153,7 +4153,7 @@ impl ElicitationFormCapabilities {
 }
 
 /// Form-based elicitation mode where the client renders a form from the provided schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
@@ -4179,7 +4179,7 @@ impl ElicitationFormMode {
 }
 
 /// The alternatives of [`ElicitationFormMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationFormModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -4264,7 +4264,7 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
 /// Each variant corresponds to a JSON Schema `"type"` value.
 /// Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 /// Multi-select enums use `type: "array"`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
@@ -4368,7 +4368,7 @@ impl Serialize for ElicitationPropertySchema {
 
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
@@ -4390,7 +4390,7 @@ impl ElicitationRequestScope {
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
@@ -4592,7 +4592,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
@@ -4639,7 +4639,7 @@ impl ElicitationSessionScope {
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4681,7 +4681,7 @@ impl ElicitationUrlCapabilities {
 }
 
 /// URL-based elicitation mode where the client directs the user to a URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
@@ -4711,7 +4711,7 @@ impl ElicitationUrlMode {
 }
 
 /// The alternatives of [`ElicitationUrlMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationUrlModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -4722,7 +4722,7 @@ pub enum ElicitationUrlModeScope {
 }
 
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -4789,7 +4789,7 @@ impl EmbeddedResource {
 }
 
 /// Resource content that can be embedded in a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
@@ -4799,7 +4799,7 @@ pub enum EmbeddedResourceResource {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
@@ -4874,7 +4874,7 @@ impl EnumOption {
 }
 
 /// An environment variable to set when launching an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
@@ -4927,7 +4927,7 @@ impl EnvVariable {
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
@@ -5078,7 +5078,7 @@ impl Serialize for ErrorCode {
 /// while maintaining protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
 
@@ -5093,7 +5093,7 @@ impl From<::serde_json::Value> for ExtNotification {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
 
@@ -5108,7 +5108,7 @@ impl From<::serde_json::Value> for ExtRequest {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
 
@@ -5121,7 +5121,7 @@ impl From<::serde_json::Value> for ExtResponse {
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
@@ -5195,7 +5195,7 @@ impl FileSystemCapabilities {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
@@ -5243,7 +5243,7 @@ impl HttpHeader {
 }
 
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -5338,7 +5338,7 @@ impl ImageContent {
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
@@ -5417,7 +5417,7 @@ impl Implementation {
 /// Sent by the client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
@@ -5508,7 +5508,7 @@ impl InitializeRequest {
 /// Contains the negotiated protocol version and agent capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
@@ -5614,7 +5614,7 @@ impl InitializeResponse {
 }
 
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
@@ -5770,7 +5770,7 @@ impl IntegerPropertySchema {
 }
 
 /// Request to kill a terminal without releasing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
@@ -5823,7 +5823,7 @@ impl KillTerminalRequest {
 }
 
 /// Response to `terminal/kill` method
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5865,7 +5865,7 @@ impl KillTerminalResponse {
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
@@ -5943,7 +5943,7 @@ impl ListSessionsRequest {
 }
 
 /// Response from listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects
@@ -6017,7 +6017,7 @@ impl ListSessionsResponse {
 /// Only available if the Agent supports the `loadSession` capability.
 ///
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
@@ -6097,7 +6097,7 @@ impl LoadSessionRequest {
 }
 
 /// Response from loading an existing session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
@@ -6188,7 +6188,7 @@ impl LoadSessionResponse {
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6230,7 +6230,7 @@ impl LogoutCapabilities {
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6270,7 +6270,7 @@ impl LogoutRequest {
 }
 
 /// Response to the `logout` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6310,7 +6310,7 @@ impl LogoutResponse {
 }
 
 /// MCP capabilities supported by the agent
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `http` MCP servers.
@@ -6401,7 +6401,7 @@ impl From<McpServerSse> for McpServer {
 /// processing prompts.
 ///
 /// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServer {
     /// HTTP transport configuration
     ///
@@ -6482,7 +6482,7 @@ impl Serialize for McpServer {
 }
 
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
@@ -6538,7 +6538,7 @@ impl McpServerHttp {
 }
 
 /// SSE transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
@@ -6594,7 +6594,7 @@ impl McpServerSse {
 }
 
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
@@ -6697,7 +6697,7 @@ impl From<StringMultiSelectItems> for MultiSelectItems {
 }
 
 /// Items for a multi-select (array) property schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
@@ -6778,7 +6778,7 @@ impl Serialize for MultiSelectItems {
 }
 
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
@@ -6939,7 +6939,7 @@ impl MultiSelectPropertySchema {
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
@@ -7012,7 +7012,7 @@ impl NewSessionRequest {
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
@@ -7115,7 +7115,7 @@ impl NewSessionResponse {
 /// message when the information should still be surfaced to the user.
 ///
 /// See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
@@ -7185,7 +7185,7 @@ impl Notice {
 }
 
 /// Client support for presenting live notices to the user.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NoticeCapabilities(pub JsonObject);
 
@@ -7301,7 +7301,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
 }
 
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
@@ -7457,7 +7457,7 @@ impl NumberPropertySchema {
 }
 
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
@@ -7628,7 +7628,7 @@ impl ::std::str::FromStr for PermissionOptionKind {
 /// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Plan {
     /// The list of tasks to be accomplished.
@@ -7681,7 +7681,7 @@ impl Plan {
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
@@ -7887,7 +7887,7 @@ impl ::std::str::FromStr for PlanEntryStatus {
 /// the agent can process.
 ///
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
@@ -7982,7 +7982,7 @@ impl PromptCapabilities {
 /// Contains the user's message and any additional context.
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
@@ -8048,7 +8048,7 @@ impl PromptRequest {
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
@@ -8121,7 +8121,7 @@ impl From<u16> for ProtocolVersion {
 /// Request to read content from a text file.
 ///
 /// Only available if the client supports the `fs.readTextFile` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
@@ -8206,7 +8206,7 @@ impl ReadTextFileRequest {
 }
 
 /// Response containing the contents of a text file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
@@ -8251,7 +8251,7 @@ impl ReadTextFileResponse {
 }
 
 /// Request to release a terminal and free its resources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
@@ -8304,7 +8304,7 @@ impl ReleaseTerminalRequest {
 }
 
 /// Response to terminal/release method
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8352,7 +8352,7 @@ impl ReleaseTerminalResponse {
 /// \[1\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
 ///
 /// \[2\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// The JSON-RPC `null` request id.
@@ -8371,7 +8371,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The outcome of a permission request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RequestPermissionOutcome {
     /// The prompt turn was cancelled before the user responded.
     ///
@@ -8458,7 +8458,7 @@ impl Serialize for RequestPermissionOutcome {
 /// Sent when the agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
@@ -8515,7 +8515,7 @@ impl RequestPermissionRequest {
 }
 
 /// Response to a permission request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
@@ -8560,7 +8560,7 @@ impl RequestPermissionResponse {
 }
 
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -8724,7 +8724,7 @@ impl ResourceLink {
 /// This is useful for agents that can resume sessions but don't implement full session loading.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
@@ -8804,7 +8804,7 @@ impl ResumeSessionRequest {
 }
 
 /// Response from resuming an existing session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
@@ -8950,7 +8950,7 @@ impl ::std::str::FromStr for Role {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
@@ -9001,7 +9001,7 @@ impl SelectedPermissionOutcome {
 /// supported session lifecycle requests. Agents that also support
 /// `session/list` may return `SessionInfo.additionalDirectories` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9049,7 +9049,7 @@ impl SessionAdditionalDirectoriesCapabilities {
 /// Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
@@ -9227,7 +9227,7 @@ impl SessionCapabilities {
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9267,7 +9267,7 @@ impl SessionCloseCapabilities {
 }
 
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
@@ -9356,7 +9356,7 @@ impl ::std::fmt::Display for SessionConfigId {
 }
 
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
@@ -9585,7 +9585,7 @@ impl From<SessionConfigBoolean> for SessionConfigOptionType {
 }
 
 /// The `type` variants of [`SessionConfigOption`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionConfigOptionType {
     /// Single-value selector (dropdown).
     Select(SessionConfigSelect),
@@ -9650,7 +9650,7 @@ impl Serialize for SessionConfigOptionType {
 }
 
 /// Session configuration option capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
@@ -9719,7 +9719,7 @@ impl SessionConfigOptionsCapabilities {
 }
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value.
@@ -9744,7 +9744,7 @@ impl SessionConfigSelect {
 }
 
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
@@ -9800,7 +9800,7 @@ impl SessionConfigSelectGroup {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
@@ -9870,7 +9870,7 @@ impl SessionConfigSelectOption {
 }
 
 /// Possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SessionConfigSelectOptions {
     /// A flat list of options with no grouping.
@@ -9917,7 +9917,7 @@ impl ::std::fmt::Display for SessionConfigValueId {
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9997,7 +9997,7 @@ impl ::std::fmt::Display for SessionId {
 }
 
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
@@ -10114,7 +10114,7 @@ impl SessionInfo {
 ///
 /// Agents send this notification to update session information like title or custom metadata.
 /// Clients can use it to keep session titles and state current.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
@@ -10203,7 +10203,7 @@ impl SessionInfoUpdate {
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10245,7 +10245,7 @@ impl SessionListCapabilities {
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
@@ -10350,7 +10350,7 @@ impl ::std::fmt::Display for SessionModeId {
 }
 
 /// The set of modes and the one currently active.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
@@ -10410,7 +10410,7 @@ impl SessionModeState {
 /// Used to stream real-time progress and results during prompt processing.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
@@ -10464,7 +10464,7 @@ impl SessionNotification {
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10585,7 +10585,7 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
 /// These updates provide real-time feedback about the agent's progress.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
     UserMessageChunk(ContentChunk),
@@ -10827,7 +10827,7 @@ impl Serialize for SessionUpdate {
 }
 
 /// Request parameters for setting a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
@@ -10893,7 +10893,7 @@ for SetSessionConfigOptionRequestType {
 }
 
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetSessionConfigOptionRequestType {
     /// A boolean value (`type: "boolean"`).
     Boolean(SetSessionConfigOptionRequestTypeBoolean),
@@ -10973,7 +10973,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
@@ -10993,7 +10993,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 /// This is the default when `type` is absent on the wire. Unknown `type`
 /// values with string payloads also gracefully deserialize into this
 /// variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
@@ -11009,7 +11009,7 @@ impl SetSessionConfigOptionRequestTypeValueId {
 }
 
 /// Response to `session/set_config_option` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
@@ -11058,7 +11058,7 @@ impl SetSessionConfigOptionResponse {
 }
 
 /// Request parameters for setting a session mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
@@ -11111,7 +11111,7 @@ impl SetSessionModeRequest {
 }
 
 /// Response to `session/set_mode` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11311,7 +11311,7 @@ impl ::std::str::FromStr for StringFormat {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
@@ -11362,7 +11362,7 @@ impl StringMultiSelectItems {
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
@@ -11602,7 +11602,7 @@ impl StringPropertySchema {
 /// The terminal must be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
@@ -11648,7 +11648,7 @@ impl Terminal {
 }
 
 /// Exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
@@ -11770,7 +11770,7 @@ impl ::std::fmt::Display for TerminalId {
 }
 
 /// Request to get the current output and status of a terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
@@ -11823,7 +11823,7 @@ impl TerminalOutputRequest {
 }
 
 /// Response containing the terminal output and exit status.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
@@ -11894,7 +11894,7 @@ impl TerminalOutputResponse {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -11961,7 +11961,7 @@ impl TextContent {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
@@ -12032,7 +12032,7 @@ impl TextResourceContents {
 }
 
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
@@ -12085,7 +12085,7 @@ impl TitledMultiSelectItems {
 /// such as reading files, executing code, or fetching data from external sources.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
@@ -12279,7 +12279,7 @@ impl From<Terminal> for ToolCallContent {
 /// standard content blocks (text, images) or file diffs.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
     Content(Content),
@@ -12395,7 +12395,7 @@ impl ::std::fmt::Display for ToolCallId {
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
@@ -12544,7 +12544,7 @@ impl ::std::str::FromStr for ToolCallStatus {
 /// the tool call ID are optional - only changed fields need to be included.
 ///
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
@@ -12870,7 +12870,7 @@ impl ::std::str::FromStr for ToolKind {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
@@ -12915,7 +12915,7 @@ impl UnstructuredCommandInput {
 }
 
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
@@ -12985,7 +12985,7 @@ impl UsageUpdate {
 }
 
 /// Request to wait for a terminal command to exit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
@@ -13038,7 +13038,7 @@ impl WaitForTerminalExitRequest {
 }
 
 /// Response containing the exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
@@ -13127,7 +13127,7 @@ impl WaitForTerminalExitResponse {
 /// Request to write content to a text file.
 ///
 /// Only available if the client supports the `fs.writeTextFile` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
@@ -13183,7 +13183,7 @@ impl WriteTextFileRequest {
 }
 
 /// Response to `fs/write_text_file`
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional

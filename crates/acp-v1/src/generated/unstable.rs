@@ -10,7 +10,7 @@
 use ::acp_support::{JsonObject, Meta, Patch, UnknownVariant};
 use ::serde::{Deserialize, Serialize};
 /// Authentication-related capabilities supported by the agent.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
@@ -111,7 +111,7 @@ impl AgentAuthCapabilities {
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// Whether the agent supports `session/load`.
@@ -822,7 +822,7 @@ impl Serialize for AgentResponse {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
@@ -942,7 +942,7 @@ impl Annotations {
 /// and saved history. If the session is active, the Agent MUST cancel any ongoing work and
 /// free the session's resources as if `session/close` had been called, then archive it.
 /// Archiving an archived session succeeds. A session that does not exist gets `-32002`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
@@ -992,7 +992,7 @@ impl ArchiveSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from archiving a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1032,7 +1032,7 @@ impl ArchiveSessionResponse {
 }
 
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AudioContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -1112,7 +1112,7 @@ impl AudioContent {
 /// All fields are display information only. Clients MUST NOT use them as stable
 /// account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
 /// telemetry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
@@ -1260,7 +1260,7 @@ impl AuthAccount {
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
@@ -1331,7 +1331,7 @@ impl From<AuthMethodTerminal> for AuthMethod {
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
 /// When no `type` is present, the method is treated as `agent`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `authenticate`.
@@ -1408,7 +1408,7 @@ impl Serialize for AuthMethod {
 /// Agent handles authentication itself through `authenticate`.
 ///
 /// This is the default authentication method type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
@@ -1519,7 +1519,7 @@ impl ::std::fmt::Display for AuthMethodId {
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `authenticate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
@@ -1734,7 +1734,7 @@ impl<'de> Deserialize<'de> for AuthState {
 /// Auth status capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the `auth/status` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1783,7 +1783,7 @@ impl AuthStatusCapabilities {
 ///
 /// Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
 /// whether authentication is required.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1827,7 +1827,7 @@ impl AuthStatusRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to the `auth/status` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
@@ -1902,7 +1902,7 @@ impl AuthStatusResponse {
 /// Carries the same fields as the `auth/status` response. Agents that advertise the
 /// `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
 /// send it when the reported status differs from the last one sent on the connection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
@@ -1971,7 +1971,7 @@ impl AuthStatusUpdateNotification {
 /// Request parameters for the authenticate method.
 ///
 /// Specifies which authentication method to use.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthenticateRequest {
     /// The ID of the authentication method to use.
@@ -2018,7 +2018,7 @@ impl AuthenticateRequest {
 }
 
 /// Response to the `authenticate` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthenticateResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2058,7 +2058,7 @@ impl AuthenticateResponse {
 }
 
 /// Information about a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommand {
     /// Command name (e.g., `create_plan`, `research_codebase`).
@@ -2128,7 +2128,7 @@ impl AvailableCommand {
 }
 
 /// The input specification for a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AvailableCommandInput {
     /// All text that was typed after the command name is provided as input.
@@ -2136,7 +2136,7 @@ pub enum AvailableCommandInput {
 }
 
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute
@@ -2185,7 +2185,7 @@ impl AvailableCommandsUpdate {
 }
 
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
@@ -2258,7 +2258,7 @@ impl BlobResourceContents {
 /// Capabilities for boolean session configuration options.
 ///
 /// Supplying `{}` means the client supports boolean session configuration options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanConfigOptionCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2298,7 +2298,7 @@ impl BooleanConfigOptionCapabilities {
 }
 
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
@@ -2416,7 +2416,7 @@ impl BooleanPropertySchema {
 /// Notification to cancel ongoing operations for a session.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelNotification {
     /// The ID of the session to cancel operations for.
@@ -2464,7 +2464,7 @@ impl CancelNotification {
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel.
@@ -2515,7 +2515,7 @@ impl CancelRequestNotification {
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// File system capabilities supported by the client.
@@ -3332,7 +3332,7 @@ impl Serialize for ClientResponse {
 }
 
 /// Session-related capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientSessionCapabilities {
     /// Support for ID-addressed context compaction updates. Omitted or `null`
@@ -3457,7 +3457,7 @@ impl ClientSessionCapabilities {
 /// associated with the session.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.close` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
@@ -3503,7 +3503,7 @@ impl CloseSessionRequest {
 }
 
 /// Response from closing a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3543,7 +3543,7 @@ impl CloseSessionResponse {
 }
 
 /// Client support for ID-addressed context compaction updates.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompactionCapabilities(pub JsonObject);
 
@@ -3702,7 +3702,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
 /// an in-progress compaction. Chunks append in receive order.
 /// Agents MUST only send this update when the Client advertised
 /// the `session.compaction` Client capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
@@ -3757,7 +3757,7 @@ impl CompactionSummaryChunk {
 /// `summary`, `error`, and `_meta` have patch semantics: omission leaves the
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
@@ -3849,7 +3849,7 @@ impl CompactionUpdate {
 }
 
 /// Notification sent by the agent when a URL-based elicitation is complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
@@ -3897,7 +3897,7 @@ impl CompleteElicitationNotification {
 }
 
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
@@ -3946,7 +3946,7 @@ impl ConfigOptionUpdate {
 }
 
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Content {
     /// The actual content block.
@@ -4036,7 +4036,7 @@ impl From<EmbeddedResource> for ContentBlock {
 /// forward content from MCP tool outputs without transformation.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContentBlock {
     /// Text content. May be plain text or formatted with Markdown.
     ///
@@ -4143,7 +4143,7 @@ impl Serialize for ContentBlock {
 }
 
 /// A streamed item of content
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContentChunk {
     /// A single item of content
@@ -4214,7 +4214,7 @@ impl ContentChunk {
 }
 
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
@@ -4270,7 +4270,7 @@ impl Cost {
 /// The agent sends this to the client to request information from the user,
 /// either via a form or by directing them to a URL.
 /// Elicitations are tied to a session (optionally a tool call) or a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
@@ -4338,7 +4338,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 }
 
 /// The `mode` variants of [`CreateElicitationRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
@@ -4420,7 +4420,7 @@ impl Serialize for CreateElicitationRequestMode {
 }
 
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4475,7 +4475,7 @@ impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
 }
 
 /// The `action` variants of [`CreateElicitationResponse`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
@@ -4568,7 +4568,7 @@ impl Serialize for CreateElicitationResponseAction {
 }
 
 /// Request to create a new terminal and execute a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateTerminalRequest {
     /// The session ID for this request.
@@ -4686,7 +4686,7 @@ impl CreateTerminalRequest {
 }
 
 /// Response containing the ID of the created terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateTerminalResponse {
     /// The unique identifier for the created terminal.
@@ -4734,7 +4734,7 @@ impl CreateTerminalResponse {
 /// The current mode of the session has changed
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CurrentModeUpdate {
     /// The ID of the current mode
@@ -4782,7 +4782,7 @@ impl CurrentModeUpdate {
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.delete` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
@@ -4828,7 +4828,7 @@ impl DeleteSessionRequest {
 }
 
 /// Response from deleting a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4872,7 +4872,7 @@ impl DeleteSessionResponse {
 /// Shows changes to files in a format suitable for display in the client UI.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Diff {
     /// The absolute file path being modified.
@@ -4948,7 +4948,7 @@ impl Diff {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Request parameters for `providers/disable`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
@@ -4998,7 +4998,7 @@ impl DisableProviderRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/disable`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5038,7 +5038,7 @@ impl DisableProviderResponse {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
@@ -5072,7 +5072,7 @@ impl ElicitationAcceptAction {
 }
 
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
@@ -5166,7 +5166,7 @@ impl ElicitationCapabilities {
 }
 
 /// Allowed wire representations for `ElicitationContentValue`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationContentValue {
     /// String value accepted in elicitation response content.
@@ -5184,7 +5184,7 @@ pub enum ElicitationContentValue {
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5226,7 +5226,7 @@ impl ElicitationFormCapabilities {
 }
 
 /// Form-based elicitation mode where the client renders a form from the provided schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
@@ -5252,7 +5252,7 @@ impl ElicitationFormMode {
 }
 
 /// The alternatives of [`ElicitationFormMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationFormModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -5337,7 +5337,7 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
 /// Each variant corresponds to a JSON Schema `"type"` value.
 /// Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 /// Multi-select enums use `type: "array"`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
@@ -5441,7 +5441,7 @@ impl Serialize for ElicitationPropertySchema {
 
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The request this elicitation is tied to.
@@ -5463,7 +5463,7 @@ impl ElicitationRequestScope {
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`.
@@ -5665,7 +5665,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
@@ -5712,7 +5712,7 @@ impl ElicitationSessionScope {
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5754,7 +5754,7 @@ impl ElicitationUrlCapabilities {
 }
 
 /// URL-based elicitation mode where the client directs the user to a URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
@@ -5784,7 +5784,7 @@ impl ElicitationUrlMode {
 }
 
 /// The alternatives of [`ElicitationUrlMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationUrlModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -5795,7 +5795,7 @@ pub enum ElicitationUrlModeScope {
 }
 
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EmbeddedResource {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -5862,7 +5862,7 @@ impl EmbeddedResource {
 }
 
 /// Resource content that can be embedded in a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
@@ -5872,7 +5872,7 @@ pub enum EmbeddedResourceResource {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
@@ -5947,7 +5947,7 @@ impl EnumOption {
 }
 
 /// An environment variable to set when launching an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
@@ -6000,7 +6000,7 @@ impl EnvVariable {
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
@@ -6151,7 +6151,7 @@ impl Serialize for ErrorCode {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Details of a failure that ended a child's foreground work.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
@@ -6193,7 +6193,7 @@ impl ErrorStopReason {
 /// while maintaining protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
 
@@ -6208,7 +6208,7 @@ impl From<::serde_json::Value> for ExtNotification {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
 
@@ -6223,7 +6223,7 @@ impl From<::serde_json::Value> for ExtRequest {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
 
@@ -6236,7 +6236,7 @@ impl From<::serde_json::Value> for ExtResponse {
 /// File system capabilities that a client may support.
 ///
 /// See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FileSystemCapabilities {
     /// Whether the Client supports `fs/read_text_file` requests.
@@ -6319,7 +6319,7 @@ impl FileSystemCapabilities {
 /// operations like generating summaries without affecting the original session's history.
 ///
 /// Only available if the Agent supports the `session.fork` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
@@ -6430,7 +6430,7 @@ impl ForkSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from forking an existing session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
@@ -6523,7 +6523,7 @@ impl ForkSessionResponse {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
@@ -6573,7 +6573,7 @@ impl HttpHeader {
 /// The child is ready to process another prompt.
 ///
 /// An omitted, `null`, or malformed `stopReason` means not reported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
     /// **UNSTABLE** Token usage for completed foreground work.
@@ -6652,7 +6652,7 @@ impl From<ErrorStopReason> for IdleStateUpdateStopReason {
 /// Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 ///
 /// See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IdleStateUpdateStopReason {
     /// The work ended successfully.
@@ -6785,7 +6785,7 @@ impl Serialize for IdleStateUpdateStopReason {
 }
 
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ImageContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -6880,7 +6880,7 @@ impl ImageContent {
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
@@ -6969,7 +6969,7 @@ impl Implementation {
 /// the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
 
@@ -6988,7 +6988,7 @@ impl From<InitializeRequest> for InitializeProxyRequest {
 /// The same as the `initialize` response. The proxy builds it from its successor's
 /// `initialize` response and answers with the capabilities of the chain from itself onward.
 /// It MUST NOT change `protocolVersion`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
 
@@ -7003,7 +7003,7 @@ impl From<InitializeResponse> for InitializeProxyResponse {
 /// Sent by the client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
@@ -7094,7 +7094,7 @@ impl InitializeRequest {
 /// Contains the negotiated protocol version and agent capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResponse {
     /// The protocol version the client specified if supported by the agent,
@@ -7200,7 +7200,7 @@ impl InitializeResponse {
 }
 
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
@@ -7356,7 +7356,7 @@ impl IntegerPropertySchema {
 }
 
 /// Request to kill a terminal without releasing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct KillTerminalRequest {
     /// The session ID for this request.
@@ -7409,7 +7409,7 @@ impl KillTerminalRequest {
 }
 
 /// Response to `terminal/kill` method
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct KillTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7453,7 +7453,7 @@ impl KillTerminalResponse {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Request parameters for `providers/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7497,7 +7497,7 @@ impl ListProvidersRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
@@ -7544,7 +7544,7 @@ impl ListProvidersResponse {
 /// Request parameters for listing existing sessions.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.list` capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
@@ -7648,7 +7648,7 @@ impl ListSessionsRequest {
 }
 
 /// Response from listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects
@@ -7843,7 +7843,7 @@ impl<'de> Deserialize<'de> for LlmProtocol {
 /// Only available if the Agent supports the `loadSession` capability.
 ///
 /// See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoadSessionRequest {
     /// List of MCP servers to connect to for this session.
@@ -7951,7 +7951,7 @@ impl LoadSessionRequest {
 }
 
 /// Response from loading an existing session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoadSessionResponse {
     /// Initial mode state if supported by the Agent
@@ -8042,7 +8042,7 @@ impl LoadSessionResponse {
 /// Logout capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the logout method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8084,7 +8084,7 @@ impl LogoutCapabilities {
 /// Request parameters for the logout method.
 ///
 /// Terminates the current authenticated session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8124,7 +8124,7 @@ impl LogoutRequest {
 }
 
 /// Response to the `logout` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8164,7 +8164,7 @@ impl LogoutResponse {
 }
 
 /// MCP capabilities supported by the agent
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `http` MCP servers.
@@ -8260,7 +8260,7 @@ impl McpCapabilities {
 ///
 /// `code` and `message` are required and non-null. `data` is optional.
 /// Explicit `null` is preserved separately from an omitted key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
@@ -8368,7 +8368,7 @@ impl From<McpServerAcp> for McpServer {
 /// processing prompts.
 ///
 /// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServer {
     /// HTTP transport configuration
     ///
@@ -8468,7 +8468,7 @@ impl Serialize for McpServer {
 ///
 /// The MCP server is provided by an ACP component and communicates over the ACP channel
 /// using `mcp/message`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
@@ -8562,7 +8562,7 @@ impl ::std::fmt::Display for McpServerAcpId {
 }
 
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
@@ -8618,7 +8618,7 @@ impl McpServerHttp {
 }
 
 /// SSE transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerSse {
     /// Human-readable name identifying this MCP server.
@@ -8674,7 +8674,7 @@ impl McpServerSse {
 }
 
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
@@ -8777,7 +8777,7 @@ impl ::std::fmt::Display for MessageId {
 ///
 /// Sent by the provider to the consumer for an active request (including
 /// subscription acknowledgements and updates). The outer envelope has no `id`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
@@ -8858,7 +8858,7 @@ impl MessageMcpNotification {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Request parameters for `mcp/message`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
@@ -8944,7 +8944,7 @@ impl MessageMcpRequest {
 /// Unknown outer fields are ignored. Inner result and error fields are preserved.
 /// Carrier `_meta` is optional. Null or invalid values are treated as absent.
 /// Senders must include exactly one outcome. Receivers prefer `result` if both are present.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MessageMcpResponse {
     /// An opaque inner MCP result.
@@ -8954,7 +8954,7 @@ pub enum MessageMcpResponse {
 }
 
 /// A structured inner MCP error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
@@ -8995,7 +8995,7 @@ impl MessageMcpResponseError {
 }
 
 /// An opaque inner MCP result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
@@ -9043,7 +9043,7 @@ impl From<StringMultiSelectItems> for MultiSelectItems {
 }
 
 /// Items for a multi-select (array) property schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
@@ -9124,7 +9124,7 @@ impl Serialize for MultiSelectItems {
 }
 
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
@@ -9285,7 +9285,7 @@ impl MultiSelectPropertySchema {
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
@@ -9384,7 +9384,7 @@ impl NewSessionRequest {
 /// Response from creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
@@ -9487,7 +9487,7 @@ impl NewSessionResponse {
 /// message when the information should still be surfaced to the user.
 ///
 /// See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
@@ -9557,7 +9557,7 @@ impl Notice {
 }
 
 /// Client support for presenting live notices to the user.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NoticeCapabilities(pub JsonObject);
 
@@ -9673,7 +9673,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
 }
 
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
@@ -9829,7 +9829,7 @@ impl NumberPropertySchema {
 }
 
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionOption {
     /// Unique identifier for this permission option.
@@ -10000,7 +10000,7 @@ impl ::std::str::FromStr for PermissionOptionKind {
 /// Plans can evolve during execution as the agent discovers new requirements or completes tasks.
 ///
 /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Plan {
     /// The list of tasks to be accomplished.
@@ -10053,7 +10053,7 @@ impl Plan {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10097,7 +10097,7 @@ impl PlanCapabilities {
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
@@ -10296,7 +10296,7 @@ impl ::std::str::FromStr for PlanEntryStatus {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented by a file URI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanFile {
     /// The plan ID to update.
@@ -10388,7 +10388,7 @@ impl ::std::fmt::Display for PlanId {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented as structured entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanItems {
     /// The plan ID to update.
@@ -10445,7 +10445,7 @@ impl PlanItems {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented as raw markdown content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanMarkdown {
     /// The plan ID to update.
@@ -10498,7 +10498,7 @@ impl PlanMarkdown {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Removal notice for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanRemoved {
     /// The plan ID to remove.
@@ -10548,7 +10548,7 @@ impl PlanRemoved {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanUpdate {
     /// The updated plan content.
@@ -10618,7 +10618,7 @@ impl From<PlanMarkdown> for PlanUpdateContent {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Updated content for a plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
     Items(PlanItems),
@@ -10701,7 +10701,7 @@ impl Serialize for PlanUpdateContent {
 /// the agent can process.
 ///
 /// See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
@@ -10796,7 +10796,7 @@ impl PromptCapabilities {
 /// Contains the user's message and any additional context.
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
@@ -10862,7 +10862,7 @@ impl PromptRequest {
 /// Response from processing a user prompt.
 ///
 /// See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptResponse {
     /// Indicates why the agent stopped processing the turn.
@@ -10963,7 +10963,7 @@ impl From<u16> for ProtocolVersion {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Current effective non-secret routing configuration for a provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
@@ -11056,7 +11056,7 @@ impl ::std::fmt::Display for ProviderId {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Information about a configurable LLM provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
@@ -11139,7 +11139,7 @@ impl ProviderInfo {
 /// Provider configuration capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports provider configuration methods.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11397,7 +11397,7 @@ impl Serialize for ProxyResponse {
 /// and `params` are the wrapped notification's method and params.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
@@ -11482,7 +11482,7 @@ impl ProxySuccessorNotification {
 /// request on the same connection. Cancellation is never forwarded to another hop.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
@@ -11554,7 +11554,7 @@ impl ProxySuccessorRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProxySuccessorResponse(pub ::serde_json::Value);
 
@@ -11567,7 +11567,7 @@ impl From<::serde_json::Value> for ProxySuccessorResponse {
 /// Request to read content from a text file.
 ///
 /// Only available if the client supports the `fs.readTextFile` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReadTextFileRequest {
     /// The session ID for this request.
@@ -11652,7 +11652,7 @@ impl ReadTextFileRequest {
 }
 
 /// Response containing the contents of a text file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReadTextFileResponse {
     /// Content payload returned by this response.
@@ -11697,7 +11697,7 @@ impl ReadTextFileResponse {
 }
 
 /// Request to release a terminal and free its resources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReleaseTerminalRequest {
     /// The session ID for this request.
@@ -11750,7 +11750,7 @@ impl ReleaseTerminalRequest {
 }
 
 /// Response to terminal/release method
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReleaseTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11798,7 +11798,7 @@ impl ReleaseTerminalResponse {
 /// \[1\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
 ///
 /// \[2\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// The JSON-RPC `null` request id.
@@ -11817,7 +11817,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The outcome of a permission request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RequestPermissionOutcome {
     /// The prompt turn was cancelled before the user responded.
     ///
@@ -11904,7 +11904,7 @@ impl Serialize for RequestPermissionOutcome {
 /// Sent when the agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
@@ -11961,7 +11961,7 @@ impl RequestPermissionRequest {
 }
 
 /// Response to a permission request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
@@ -12006,7 +12006,7 @@ impl RequestPermissionResponse {
 }
 
 /// Foreground work is blocked on user action.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequiresActionStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
@@ -12044,7 +12044,7 @@ impl RequiresActionStateUpdate {
 }
 
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResourceLink {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -12208,7 +12208,7 @@ impl ResourceLink {
 /// This is useful for agents that can resume sessions but don't implement full session loading.
 ///
 /// Only available if the Agent supports the `sessionCapabilities.resume` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
@@ -12316,7 +12316,7 @@ impl ResumeSessionRequest {
 }
 
 /// Response from resuming an existing session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial mode state if supported by the Agent
@@ -12462,7 +12462,7 @@ impl ::std::str::FromStr for Role {
 }
 
 /// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunningStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
@@ -12500,7 +12500,7 @@ impl RunningStateUpdate {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
@@ -12551,7 +12551,7 @@ impl SelectedPermissionOutcome {
 /// supported session lifecycle requests. Agents that also support
 /// `session/list` may return `SessionInfo.additionalDirectories` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12598,7 +12598,7 @@ impl SessionAdditionalDirectoriesCapabilities {
 ///
 /// Supplying `{}` means the agent supports both methods, the `archived` filter on
 /// `session/list`, and `SessionInfo.archived`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12757,7 +12757,7 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
 /// Capability to cancel work in a subagent session without ending that session.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12805,7 +12805,7 @@ impl SessionCancelCapabilities {
 /// Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCapabilities {
     /// Whether the agent supports `session/list`.
@@ -13136,7 +13136,7 @@ impl SessionCapabilities {
 /// Capabilities for the `session/close` method.
 ///
 /// Supplying `{}` means the agent supports closing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCloseCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13176,7 +13176,7 @@ impl SessionCloseCapabilities {
 }
 
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
@@ -13265,7 +13265,7 @@ impl ::std::fmt::Display for SessionConfigId {
 }
 
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
@@ -13494,7 +13494,7 @@ impl From<SessionConfigBoolean> for SessionConfigOptionType {
 }
 
 /// The `type` variants of [`SessionConfigOption`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionConfigOptionType {
     /// Single-value selector (dropdown).
     Select(SessionConfigSelect),
@@ -13559,7 +13559,7 @@ impl Serialize for SessionConfigOptionType {
 }
 
 /// Session configuration option capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOptionsCapabilities {
     /// Whether the client supports boolean session configuration options.
@@ -13628,7 +13628,7 @@ impl SessionConfigOptionsCapabilities {
 }
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value.
@@ -13653,7 +13653,7 @@ impl SessionConfigSelect {
 }
 
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
@@ -13709,7 +13709,7 @@ impl SessionConfigSelectGroup {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
@@ -13779,7 +13779,7 @@ impl SessionConfigSelectOption {
 }
 
 /// Possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SessionConfigSelectOptions {
     /// A flat list of options with no grouping.
@@ -13826,7 +13826,7 @@ impl ::std::fmt::Display for SessionConfigValueId {
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13872,7 +13872,7 @@ impl SessionDeleteCapabilities {
 /// Capabilities for the `session/fork` method.
 ///
 /// Supplying `{}` means the agent supports forking sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13952,7 +13952,7 @@ impl ::std::fmt::Display for SessionId {
 }
 
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
@@ -14098,7 +14098,7 @@ impl SessionInfo {
 ///
 /// Agents send this notification to update session information like title or custom metadata.
 /// Clients can use it to keep session titles and state current.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
@@ -14187,7 +14187,7 @@ impl SessionInfoUpdate {
 /// Capabilities for the `session/list` method.
 ///
 /// Supplying `{}` means the agent supports listing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14231,7 +14231,7 @@ impl SessionListCapabilities {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// An upsert for an inter-session message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
@@ -14409,7 +14409,7 @@ impl SessionMessage {
 ///
 /// A chunk carries only content. The message's participants and references come from
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
@@ -14461,7 +14461,7 @@ impl SessionMessageChunk {
 /// A mode the agent can operate in.
 ///
 /// See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMode {
     /// Stable identifier used to refer to this protocol object in later messages.
@@ -14566,7 +14566,7 @@ impl ::std::fmt::Display for SessionModeId {
 }
 
 /// The set of modes and the one currently active.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionModeState {
     /// The current mode the Agent is in.
@@ -14626,7 +14626,7 @@ impl SessionModeState {
 /// Used to stream real-time progress and results during prompt processing.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionNotification {
     /// The ID of the session this update pertains to.
@@ -14680,7 +14680,7 @@ impl SessionNotification {
 /// Capabilities for the `session/resume` method.
 ///
 /// Supplying `{}` means the agent supports resuming sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionResumeCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14839,7 +14839,7 @@ impl<'de> Deserialize<'de> for SessionStatus {
 /// Capabilities for the `session/status` method.
 ///
 /// Supplying `{}` means the agent supports checking session status.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14889,7 +14889,7 @@ impl SessionStatusCapabilities {
 /// `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
 /// close, or change the session, and does not attach the requesting connection to it.
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
@@ -14942,7 +14942,7 @@ impl SessionStatusRequest {
 ///
 /// The result is a snapshot. A session reported `open` may be closed or evicted before
 /// the Client's next request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
@@ -14996,7 +14996,7 @@ impl SessionStatusResponse {
 ///
 /// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
 /// requests in `append` mode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
@@ -15072,7 +15072,7 @@ impl SessionSystemPromptCapabilities {
 ///
 /// `append` has no entry because every agent advertising
 /// `sessionCapabilities.systemPrompt` supports it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
@@ -15151,7 +15151,7 @@ impl SessionSystemPromptModeCapabilities {
 ///
 /// Supplying `{}` means the agent supports replacing its built-in default
 /// instructions with the client-provided system prompt.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15198,7 +15198,7 @@ impl SessionSystemPromptOverrideCapabilities {
 ///
 /// Supplying `{}` means the agent supports `session/set_title`. Agents report titles
 /// through `session/list` and `session_info_update` without this capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15354,7 +15354,7 @@ impl From<SessionMessageChunk> for SessionUpdate {
 /// These updates provide real-time feedback about the agent's progress.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
     UserMessageChunk(ContentChunk),
@@ -15686,7 +15686,7 @@ impl Serialize for SessionUpdate {
 /// Request parameters for `providers/set`.
 ///
 /// Replaces the full configuration for one provider ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
@@ -15767,7 +15767,7 @@ impl SetProviderRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/set`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15807,7 +15807,7 @@ impl SetProviderResponse {
 }
 
 /// Request parameters for setting a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
@@ -15873,7 +15873,7 @@ for SetSessionConfigOptionRequestType {
 }
 
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetSessionConfigOptionRequestType {
     /// A boolean value (`type: "boolean"`).
     Boolean(SetSessionConfigOptionRequestTypeBoolean),
@@ -15953,7 +15953,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
@@ -15973,7 +15973,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 /// This is the default when `type` is absent on the wire. Unknown `type`
 /// values with string payloads also gracefully deserialize into this
 /// variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
@@ -15989,7 +15989,7 @@ impl SetSessionConfigOptionRequestTypeValueId {
 }
 
 /// Response to `session/set_config_option` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
@@ -16038,7 +16038,7 @@ impl SetSessionConfigOptionResponse {
 }
 
 /// Request parameters for setting a session mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionModeRequest {
     /// The ID of the session to set the mode for.
@@ -16091,7 +16091,7 @@ impl SetSessionModeRequest {
 }
 
 /// Response to `session/set_mode` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionModeResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -16143,7 +16143,7 @@ impl SetSessionModeResponse {
 ///
 /// The Agent responds only after it has stored the title. After a successful response, the
 /// Agent SHOULD NOT replace the title with one it generates automatically.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
@@ -16201,7 +16201,7 @@ impl SetSessionTitleRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from setting the title of a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
@@ -16285,7 +16285,7 @@ impl From<UnknownStateUpdate> for StateUpdate {
 /// Each update is a whole-object snapshot. Idle does not terminate the child.
 /// The parent can message it again, transitioning it back to running.
 /// Background activity may still emit other session updates while idle.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StateUpdate {
     /// Foreground work is in progress.
@@ -16547,7 +16547,7 @@ impl ::std::str::FromStr for StringFormat {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values.
@@ -16598,7 +16598,7 @@ impl StringMultiSelectItems {
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
@@ -16843,7 +16843,7 @@ impl StringPropertySchema {
 /// session-directed messages, and restricted-session semantics. The client
 /// must advertise this capability before the agent sends subagent updates or
 /// session-directed messages.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -16888,7 +16888,7 @@ impl SubagentCapabilities {
 ///
 /// A mutation requires an explicit per-child capability. Support for the method
 /// on ordinary sessions does not grant support on a child.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
@@ -16976,7 +16976,7 @@ impl SubagentSessionCapabilities {
 /// child. They do not replace the content of individual messages or operations.
 /// `cwd` and `additionalDirectories` report where the Agent placed the child.
 /// While unset, each inherits the immediate parent's effective value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
@@ -17192,7 +17192,7 @@ impl SubagentUpdate {
 /// because of an unadvertised mode or an unsupported content block type, MUST
 /// return an error instead of creating, loading, resuming, or forking the
 /// session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
@@ -17379,7 +17379,7 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
 /// The terminal must be added before calling `terminal/release`.
 ///
 /// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Terminal {
     /// Identifier of the terminal instance to embed in the content stream.
@@ -17425,7 +17425,7 @@ impl Terminal {
 }
 
 /// Exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalExitStatus {
     /// The process exit code (may be null if terminated by signal).
@@ -17547,7 +17547,7 @@ impl ::std::fmt::Display for TerminalId {
 }
 
 /// Request to get the current output and status of a terminal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputRequest {
     /// The session ID for this request.
@@ -17600,7 +17600,7 @@ impl TerminalOutputRequest {
 }
 
 /// Response containing the terminal output and exit status.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputResponse {
     /// The terminal output captured so far.
@@ -17671,7 +17671,7 @@ impl TerminalOutputResponse {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextContent {
     /// Optional annotations that help clients decide how to display or route this content.
@@ -17738,7 +17738,7 @@ impl TextContent {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextResourceContents {
     /// MIME type describing the encoded media payload.
@@ -17809,7 +17809,7 @@ impl TextResourceContents {
 }
 
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options.
@@ -17862,7 +17862,7 @@ impl TitledMultiSelectItems {
 /// such as reading files, executing code, or fetching data from external sources.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCall {
     /// Unique identifier for this tool call within the session.
@@ -18056,7 +18056,7 @@ impl From<Terminal> for ToolCallContent {
 /// standard content blocks (text, images) or file diffs.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
     Content(Content),
@@ -18172,7 +18172,7 @@ impl ::std::fmt::Display for ToolCallId {
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
@@ -18321,7 +18321,7 @@ impl ::std::str::FromStr for ToolCallStatus {
 /// the tool call ID are optional - only changed fields need to be included.
 ///
 /// See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallUpdate {
     /// The ID of the tool call being updated.
@@ -18659,7 +18659,7 @@ impl ::std::str::FromStr for ToolKind {
 /// archived session SHOULD unarchive it before calling `session/load` or `session/resume`.
 /// Unarchiving a session that is not archived succeeds. A session that does not exist
 /// gets `-32002`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
@@ -18709,7 +18709,7 @@ impl UnarchiveSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from unarchiving a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -18761,7 +18761,7 @@ impl UnarchiveSessionResponse {
 ///
 /// This is not a task outcome or session closure. It does not cancel work, resolve
 /// pending requests, or revoke capabilities. Capabilities are updated separately.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnknownStateUpdate {
     /// The _meta property is reserved by ACP for additional metadata.
@@ -18799,7 +18799,7 @@ impl UnknownStateUpdate {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnstructuredCommandInput {
     /// A hint to display when the input hasn't been provided yet
@@ -18848,7 +18848,7 @@ impl UnstructuredCommandInput {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Token usage information for a prompt turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Usage {
     /// Sum of all token types across session.
@@ -18975,7 +18975,7 @@ impl Usage {
 }
 
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
@@ -19045,7 +19045,7 @@ impl UsageUpdate {
 }
 
 /// Request to wait for a terminal command to exit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WaitForTerminalExitRequest {
     /// The session ID for this request.
@@ -19098,7 +19098,7 @@ impl WaitForTerminalExitRequest {
 }
 
 /// Response containing the exit status of a terminal command.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WaitForTerminalExitResponse {
     /// The process exit code (may be null if terminated by signal).
@@ -19187,7 +19187,7 @@ impl WaitForTerminalExitResponse {
 /// Request to write content to a text file.
 ///
 /// Only available if the client supports the `fs.writeTextFile` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteTextFileRequest {
     /// The session ID for this request.
@@ -19243,7 +19243,7 @@ impl WriteTextFileRequest {
 }
 
 /// Response to `fs/write_text_file`
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteTextFileResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional

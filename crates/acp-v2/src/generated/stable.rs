@@ -52,7 +52,7 @@ impl ::std::fmt::Display for AbsolutePath {
 /// This object does not advertise support for `auth/login` or `auth/logout`.
 /// Those methods are advertised by a non-empty `authMethods` list in the
 /// `initialize` response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -97,7 +97,7 @@ impl AgentAuthCapabilities {
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// Session capabilities supported by the agent.
@@ -206,7 +206,7 @@ impl AgentCapabilities {
 /// content previously accumulated for the message, including content from
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentMessage {
     /// A unique identifier for the message.
@@ -644,7 +644,7 @@ impl Serialize for AgentResponse {
 /// content previously accumulated for the thought, including content from
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentThought {
     /// A unique identifier for the thought message.
@@ -715,7 +715,7 @@ impl AgentThought {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
@@ -833,7 +833,7 @@ impl Annotations {
 }
 
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AudioContent {
     /// Base64-encoded media payload.
@@ -922,7 +922,7 @@ impl From<AuthMethodAgent> for AuthMethod {
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
@@ -1011,7 +1011,7 @@ impl Serialize for AuthMethod {
 /// Agent handles authentication itself through `auth/login`.
 ///
 /// The `type` discriminator value is `agent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
@@ -1125,7 +1125,7 @@ impl ::std::fmt::Display for AuthMethodId {
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `auth/login`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
@@ -1231,7 +1231,7 @@ impl From<Command> for AvailableCommand {
 /// A command the agent advertises to the client.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AvailableCommand {
     /// A slash command the user can invoke by including it in a prompt.
@@ -1316,7 +1316,7 @@ impl From<TextCommandInput> for AvailableCommandInput {
 }
 
 /// The input specification for a command.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AvailableCommandInput {
     /// All text after the command name and the whitespace following it is provided as input.
@@ -1394,7 +1394,7 @@ impl Serialize for AvailableCommandInput {
 }
 
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute.
@@ -1443,7 +1443,7 @@ impl AvailableCommandsUpdate {
 }
 
 /// A listed terminal running in the background.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundTerminal {
     /// The ID of the listed terminal.
@@ -1489,7 +1489,7 @@ impl BackgroundTerminal {
 }
 
 /// A listed tool call whose work continues in the background.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundToolCall {
     /// The ID of the listed tool call.
@@ -1556,7 +1556,7 @@ impl From<BackgroundToolCall> for BackgroundWork {
 /// listed once: process-backed work is listed as its terminal, not also as its tool call.
 ///
 /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BackgroundWork {
     /// A process that keeps running after its tool call returned control to the model.
@@ -1644,7 +1644,7 @@ impl Serialize for BackgroundWork {
 }
 
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
@@ -1717,7 +1717,7 @@ impl BlobResourceContents {
 }
 
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
@@ -1833,7 +1833,7 @@ impl BooleanPropertySchema {
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel: a request that the sender of this notification issued.
@@ -1882,7 +1882,7 @@ impl CancelRequestNotification {
 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelSessionNotification {
     /// The ID of the session to cancel operations for.
@@ -1940,7 +1940,7 @@ impl CancelSessionNotification {
 /// cancellable. Cancelling a terminal does not change the foreground state by itself.
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelTerminalRequest {
     /// The ID of the session that owns the terminal.
@@ -1993,7 +1993,7 @@ impl CancelTerminalRequest {
 }
 
 /// Response from cancelling a terminal.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2044,7 +2044,7 @@ impl CancelTerminalResponse {
 /// cancellable. Cancelling a tool call does not change the foreground state by itself.
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelToolCallRequest {
     /// The ID of the session that owns the tool call.
@@ -2097,7 +2097,7 @@ impl CancelToolCallRequest {
 }
 
 /// Response from cancelling a tool call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2137,7 +2137,7 @@ impl CancelToolCallResponse {
 }
 
 /// The request was not approved and no option was selected.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2181,7 +2181,7 @@ impl CancelledPermissionOutcome {
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientAuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
@@ -2255,7 +2255,7 @@ impl ClientAuthCapabilities {
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Authentication capabilities supported by the client.
@@ -2800,7 +2800,7 @@ impl Serialize for ClientResponse {
 /// Agent MUST answer that request with `-32800` (Request Cancelled). If the message
 /// has already been inserted, the Agent MUST respond successfully with its
 /// `messageId`. Prompt responses need not precede the close response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
@@ -2846,7 +2846,7 @@ impl CloseSessionRequest {
 }
 
 /// Response from closing a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2888,7 +2888,7 @@ impl CloseSessionResponse {
 /// A slash command the user can invoke by including it in a prompt.
 ///
 /// The `type` discriminator value is `command`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Command {
     /// Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -2962,7 +2962,7 @@ impl Command {
 }
 
 /// Permission request details for a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CommandPermissionSubject {
     /// The command that would be run if permission is granted.
@@ -3202,7 +3202,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
 
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
@@ -3261,7 +3261,7 @@ impl CompactionSummaryChunk {
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the summary. A concrete `_meta` object patches the
 /// stored metadata by top-level key instead of replacing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
@@ -3362,7 +3362,7 @@ impl CompactionUpdate {
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
@@ -3408,7 +3408,7 @@ impl CompleteElicitationNotification {
 }
 
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
@@ -3457,7 +3457,7 @@ impl ConfigOptionUpdate {
 }
 
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Content {
     /// The actual content block.
@@ -3548,7 +3548,7 @@ impl From<EmbeddedResource> for ContentBlock {
 /// forward content from MCP tool outputs without transformation.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ContentBlock {
     /// Text content. May be plain text or formatted with Markdown.
@@ -3675,7 +3675,7 @@ impl Serialize for ContentBlock {
 }
 
 /// A streamed item of message content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContentChunk {
     /// A unique identifier for the message this chunk belongs to.
@@ -3731,7 +3731,7 @@ impl ContentChunk {
 }
 
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
@@ -3799,7 +3799,7 @@ impl Cost {
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
@@ -3865,7 +3865,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 }
 
 /// The `mode` variants of [`CreateElicitationRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
@@ -3947,7 +3947,7 @@ impl Serialize for CreateElicitationRequestMode {
 }
 
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4000,7 +4000,7 @@ impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
 }
 
 /// The `action` variants of [`CreateElicitationResponse`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
@@ -4095,7 +4095,7 @@ impl Serialize for CreateElicitationResponseAction {
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `session.delete` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
@@ -4141,7 +4141,7 @@ impl DeleteSessionRequest {
 }
 
 /// Response from deleting a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4188,7 +4188,7 @@ impl DeleteSessionResponse {
 /// feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Diff {
     /// Structured file changes described by this diff.
@@ -4264,7 +4264,7 @@ impl Diff {
 ///
 /// Structured change metadata lets clients identify affected files and
 /// operations without parsing the text patch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffChange {
     /// File content kind after the operation (for `delete`, of the deleted file).
@@ -4360,7 +4360,7 @@ impl DiffChange {
 }
 
 /// The `operation` variants of [`DiffChange`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DiffChangeOperation {
     /// A file was added.
@@ -4570,7 +4570,7 @@ impl<'de> Deserialize<'de> for DiffFileType {
 }
 
 /// Renderable patch text and its format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPatch {
     /// Patch format. The only ACP-defined value is `git_patch`.
@@ -4722,7 +4722,7 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
 }
 
 /// Operation metadata for add, delete, and modify changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPathChange {
     /// Absolute path for the operation.
@@ -4738,7 +4738,7 @@ impl DiffPathChange {
 }
 
 /// Operation metadata for move and copy changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPathPairChange {
     /// Absolute path before the operation.
@@ -4763,7 +4763,7 @@ impl DiffPathPairChange {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
@@ -4799,7 +4799,7 @@ impl ElicitationAcceptAction {
 }
 
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
@@ -4891,7 +4891,7 @@ impl ElicitationCapabilities {
 }
 
 /// Allowed wire representations for `ElicitationContentValue`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationContentValue {
     /// String value accepted in elicitation response content.
@@ -4914,7 +4914,7 @@ pub enum ElicitationContentValue {
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4954,7 +4954,7 @@ impl ElicitationFormCapabilities {
 }
 
 /// Form-based elicitation mode where the client renders a form from the provided schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
@@ -4980,7 +4980,7 @@ impl ElicitationFormMode {
 }
 
 /// The alternatives of [`ElicitationFormMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationFormModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -5065,7 +5065,7 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
 /// Each variant corresponds to a JSON Schema `"type"` value.
 /// Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 /// Multi-select enums use `type: "array"`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
@@ -5169,7 +5169,7 @@ impl Serialize for ElicitationPropertySchema {
 
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The pending Client-to-Agent request this elicitation is tied to.
@@ -5191,7 +5191,7 @@ impl ElicitationRequestScope {
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`. Any other value is rejected.
@@ -5367,7 +5367,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
@@ -5414,7 +5414,7 @@ impl ElicitationSessionScope {
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5454,7 +5454,7 @@ impl ElicitationUrlCapabilities {
 }
 
 /// URL-based elicitation mode where the client directs the user to a URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
@@ -5484,7 +5484,7 @@ impl ElicitationUrlMode {
 }
 
 /// The alternatives of [`ElicitationUrlMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationUrlModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -5495,7 +5495,7 @@ pub enum ElicitationUrlModeScope {
 }
 
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EmbeddedResource {
     /// Embedded resource payload, either text or binary data.
@@ -5564,7 +5564,7 @@ impl EmbeddedResource {
 }
 
 /// Resource content that can be embedded in a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
@@ -5574,7 +5574,7 @@ pub enum EmbeddedResourceResource {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
@@ -5647,7 +5647,7 @@ impl EnumOption {
 }
 
 /// An environment variable to set when launching a process.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
@@ -5700,7 +5700,7 @@ impl EnvVariable {
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
@@ -5864,7 +5864,7 @@ impl Serialize for ErrorCode {
 }
 
 /// Schema for [`Error::data`]: the shapes ACP defines, or any other value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ErrorData {
     /// The `UnsupportedProtocolVersion` member.
@@ -5876,7 +5876,7 @@ pub enum ErrorData {
 }
 
 /// Details of a failure that ended active work.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
@@ -5918,7 +5918,7 @@ impl ErrorStopReason {
 /// while maintaining protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
 
@@ -5933,7 +5933,7 @@ impl From<::serde_json::Value> for ExtNotification {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
 
@@ -5948,7 +5948,7 @@ impl From<::serde_json::Value> for ExtRequest {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
 
@@ -5959,7 +5959,7 @@ impl From<::serde_json::Value> for ExtResponse {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
@@ -6007,7 +6007,7 @@ impl HttpHeader {
 }
 
 /// An optionally-sized icon that can be displayed in a user interface.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Icon {
     /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
@@ -6236,7 +6236,7 @@ impl<'de> Deserialize<'de> for IconTheme {
 /// reporting one.
 /// Repeated or resume snapshots may carry the last stop reason for context.
 /// They MUST NOT be counted as new completions, cancellations, or additional usage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -6322,7 +6322,7 @@ impl From<ErrorStopReason> for IdleStateUpdateStopReason {
 /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 ///
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IdleStateUpdateStopReason {
     /// The active work ended successfully.
@@ -6470,7 +6470,7 @@ impl Serialize for IdleStateUpdateStopReason {
 }
 
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ImageContent {
     /// Base64-encoded media payload.
@@ -6569,7 +6569,7 @@ impl ImageContent {
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
@@ -6650,7 +6650,7 @@ impl Implementation {
 /// Sent by the client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
@@ -6721,7 +6721,7 @@ impl InitializeRequest {
 /// Contains the negotiated protocol version and agent capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResponse {
     /// The highest protocol version supported by the agent that is at or below
@@ -6813,7 +6813,7 @@ impl InitializeResponse {
 }
 
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
@@ -6967,7 +6967,7 @@ impl IntegerPropertySchema {
 }
 
 /// Request parameters for listing existing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
@@ -7052,7 +7052,7 @@ impl ListSessionsRequest {
 }
 
 /// Response from listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects.
@@ -7124,7 +7124,7 @@ impl ListSessionsResponse {
 /// Agents MUST support this method when their `initialize` response included
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoginAuthRequest {
     /// The ID of the authentication method to use.
@@ -7171,7 +7171,7 @@ impl LoginAuthRequest {
 }
 
 /// Response to the `auth/login` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7217,7 +7217,7 @@ impl LoginAuthResponse {
 /// Agents MUST support this method when their `initialize` response included
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7257,7 +7257,7 @@ impl LogoutAuthRequest {
 }
 
 /// Response to the `auth/logout` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7297,7 +7297,7 @@ impl LogoutAuthResponse {
 }
 
 /// MCP capabilities supported by the agent for session lifecycle requests.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `stdio` MCP servers.
@@ -7391,7 +7391,7 @@ impl McpCapabilities {
 /// Capabilities for HTTP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7450,7 +7450,7 @@ impl From<McpServerStdio> for McpServer {
 /// processing prompts.
 ///
 /// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum McpServer {
     /// HTTP transport configuration
@@ -7537,7 +7537,7 @@ impl Serialize for McpServer {
 }
 
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
@@ -7597,7 +7597,7 @@ impl McpServerHttp {
 }
 
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
@@ -7670,7 +7670,7 @@ impl McpServerStdio {
 /// Capabilities for stdio MCP server transports.
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7791,7 +7791,7 @@ impl From<StringMultiSelectItems> for MultiSelectItems {
 }
 
 /// Items for a multi-select (array) property schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
@@ -7872,7 +7872,7 @@ impl Serialize for MultiSelectItems {
 }
 
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
@@ -8031,7 +8031,7 @@ impl MultiSelectPropertySchema {
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
@@ -8115,7 +8115,7 @@ impl NewSessionRequest {
 /// an already-reported state when the response arrives.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
@@ -8212,7 +8212,7 @@ impl NewSessionResponse {
 /// No Client capability is required, and unsupported Clients may ignore notices.
 ///
 /// See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
@@ -8389,7 +8389,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
 }
 
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
@@ -8543,7 +8543,7 @@ impl NumberPropertySchema {
 }
 
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionOption {
     /// Identifier for this permission option. MUST be unique within the request.
@@ -8751,7 +8751,7 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
@@ -9066,7 +9066,7 @@ impl ::std::fmt::Display for PlanId {
 }
 
 /// A plan represented as structured entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanItems {
     /// The plan ID to update.
@@ -9119,7 +9119,7 @@ impl PlanItems {
 }
 
 /// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanUpdate {
     /// The updated plan content.
@@ -9171,7 +9171,7 @@ impl From<PlanItems> for PlanUpdateContent {
 }
 
 /// Updated content for a plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
@@ -9251,7 +9251,7 @@ impl Serialize for PlanUpdateContent {
 /// Capabilities for audio content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9302,7 +9302,7 @@ impl PromptAudioCapabilities {
 /// the agent can process.
 ///
 /// See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
@@ -9428,7 +9428,7 @@ impl PromptCapabilities {
 /// Capabilities for embedded context in prompt requests.
 ///
 /// Supplying `{}` means the agent supports embedded context in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9470,7 +9470,7 @@ impl PromptEmbeddedContextCapabilities {
 /// Capabilities for image content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports image content in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9514,7 +9514,7 @@ impl PromptImageCapabilities {
 /// Contains the user's message and any additional context.
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
@@ -9590,7 +9590,7 @@ impl PromptRequest {
 /// relative to other messages in the ACP conversation.
 ///
 /// See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptResponse {
     /// Identifies the user message inserted into the ACP conversation.
@@ -9676,7 +9676,7 @@ impl From<ReplayFromStart> for ReplayFrom {
 /// Inclusive cursor describing where replayed session history should begin.
 ///
 /// Replay includes the position identified by the cursor.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReplayFrom {
     /// Replay all retained conversation history from its first replayable entry.
@@ -9754,7 +9754,7 @@ impl Serialize for ReplayFrom {
 }
 
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9798,7 +9798,7 @@ impl ReplayFromStart {
 /// The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
 /// requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
 /// a request with it is still awaiting a response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A numeric request ID.
@@ -9822,7 +9822,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The outcome of a permission request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestPermissionOutcome {
     /// The request was not approved and no option was selected: the session's work was
@@ -9929,7 +9929,7 @@ impl Serialize for RequestPermissionOutcome {
 /// Sent when the agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
@@ -10035,7 +10035,7 @@ impl RequestPermissionRequest {
 }
 
 /// Response to a permission request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
@@ -10094,7 +10094,7 @@ impl From<CommandPermissionSubject> for RequestPermissionSubject {
 }
 
 /// The operation requiring permission.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestPermissionSubject {
     /// Permission is requested before executing a tool call.
@@ -10188,7 +10188,7 @@ impl Serialize for RequestPermissionSubject {
 /// to independent background activity. Once reported, agents MUST report
 /// `running` when progress resumes, or `idle` if the work ends without resuming.
 /// Responding to one request does not itself imply `running`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequiresActionStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -10259,7 +10259,7 @@ impl RequiresActionStateUpdate {
 }
 
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResourceLink {
     /// Human-readable name shown for this protocol object.
@@ -10455,7 +10455,7 @@ impl ResourceLink {
 ///
 /// Resumes an existing session and optionally replays retained conversation
 /// history according to `replayFrom`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
@@ -10578,7 +10578,7 @@ impl ResumeSessionRequest {
 /// foreground state after resuming. The response alone does not imply `idle`.
 ///
 /// See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial session configuration options.
@@ -10761,7 +10761,7 @@ impl<'de> Deserialize<'de> for Role {
 }
 
 /// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunningStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -10832,7 +10832,7 @@ impl RunningStateUpdate {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
@@ -10883,7 +10883,7 @@ impl SelectedPermissionOutcome {
 /// supported session lifecycle requests. Agents may return
 /// `SessionInfo.additionalDirectories` in `session/list` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10933,7 +10933,7 @@ impl SessionAdditionalDirectoriesCapabilities {
 /// capabilities.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCapabilities {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
@@ -11084,7 +11084,7 @@ impl SessionCapabilities {
 }
 
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
@@ -11173,7 +11173,7 @@ impl ::std::fmt::Display for SessionConfigId {
 }
 
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
@@ -11411,7 +11411,7 @@ impl From<SessionConfigBoolean> for SessionConfigOptionType {
 }
 
 /// The `type` variants of [`SessionConfigOption`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionConfigOptionType {
     /// Single-value selector (dropdown).
@@ -11493,7 +11493,7 @@ impl Serialize for SessionConfigOptionType {
 }
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value. MUST be one of the `value`s in `options`.
@@ -11519,7 +11519,7 @@ impl SessionConfigSelect {
 }
 
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
@@ -11576,7 +11576,7 @@ impl SessionConfigSelectGroup {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
@@ -11648,7 +11648,7 @@ impl SessionConfigSelectOption {
 }
 
 /// Possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SessionConfigSelectOptions {
     /// A flat list of options with no grouping.
@@ -11695,7 +11695,7 @@ impl ::std::fmt::Display for SessionConfigValueId {
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11775,7 +11775,7 @@ impl ::std::fmt::Display for SessionId {
 }
 
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
@@ -11902,7 +11902,7 @@ impl SessionInfo {
 /// Omitted fields leave the existing session info unchanged. `null` clears the
 /// corresponding value. A concrete `_meta` object patches the stored metadata by
 /// top-level key.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
@@ -12030,7 +12030,7 @@ impl ::std::fmt::Display for SessionListCursor {
 /// session that does not exist or is not active.
 ///
 /// See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionNotFoundErrorData {
     /// The session ID from the request.
@@ -12192,7 +12192,7 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
 /// These updates report messages, progress, and other session activity.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
@@ -12531,7 +12531,7 @@ impl Serialize for SessionUpdate {
 /// configuration unchanged.
 ///
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
@@ -12604,7 +12604,7 @@ for SetSessionConfigOptionRequestType {
 }
 
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SetSessionConfigOptionRequestType {
     /// A `SessionConfigValueId` string value (`type: "id"`).
@@ -12688,7 +12688,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
@@ -12704,7 +12704,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
@@ -12720,7 +12720,7 @@ impl SetSessionConfigOptionRequestTypeId {
 }
 
 /// Response to `session/set_config_option` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
@@ -12829,7 +12829,7 @@ impl From<RequiresActionStateUpdate> for StateUpdate {
 /// an idle boundary. Local commands use the same lifecycle even without model work.
 ///
 /// See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StateUpdate {
     /// Foreground work is in progress.
@@ -13036,7 +13036,7 @@ impl<'de> Deserialize<'de> for StringFormat {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values. Must contain at least one value.
@@ -13085,7 +13085,7 @@ impl StringMultiSelectItems {
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
@@ -13324,7 +13324,7 @@ impl StringPropertySchema {
 ///
 /// Terminal state and output are delivered separately through
 /// `terminal_update` and `terminal_output_chunk` session updates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Terminal {
     /// The ID of the terminal to display.
@@ -13374,7 +13374,7 @@ impl Terminal {
 /// Supplying `{}` means the client can reproduce the configured agent
 /// invocation in an interactive terminal and supports terminal authentication
 /// methods.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13416,7 +13416,7 @@ impl TerminalAuthCapabilities {
 /// Capability to cancel a terminal with `terminal/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13461,7 +13461,7 @@ impl TerminalCancelCapabilities {
 /// Agent did not advertise.
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalCapabilities {
     /// Permits the Client to cancel this terminal with `terminal/cancel`.
@@ -13531,7 +13531,7 @@ impl TerminalCapabilities {
 ///
 /// The presence of this object marks the terminal as exited, even when neither
 /// an exit code nor a signal is known.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalExitStatus {
     /// Process exit code as the platform reports it, when known. Negative values are
@@ -13658,7 +13658,7 @@ impl ::std::fmt::Display for TerminalId {
 }
 
 /// An authoritative replacement snapshot of terminal output bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutput {
     /// Base64-encoded replacement terminal output bytes.
@@ -13703,7 +13703,7 @@ impl TerminalOutput {
 }
 
 /// A chunk of bytes appended to an agent-owned terminal's output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputChunk {
     /// The terminal receiving these bytes.
@@ -13753,7 +13753,7 @@ impl TerminalOutputChunk {
 }
 
 /// The size of an agent-owned terminal in character cells.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalSize {
     /// Number of columns.
@@ -13807,7 +13807,7 @@ impl TerminalSize {
 /// it, and concrete values replace it. A concrete `_meta` object instead
 /// patches the stored metadata by top-level key. When the terminal ID is new,
 /// omitted fields start unknown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalUpdate {
     /// Unique identifier for this terminal within the session.
@@ -13995,7 +13995,7 @@ impl TerminalUpdate {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextCommandInput {
     /// A hint to display when the input hasn't been provided yet
@@ -14040,7 +14040,7 @@ impl TextCommandInput {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextContent {
     /// Text payload carried by this content block.
@@ -14109,7 +14109,7 @@ impl TextContent {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextResourceContents {
     /// Text payload carried by this content block.
@@ -14182,7 +14182,7 @@ impl TextResourceContents {
 }
 
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options. Must contain at least one option.
@@ -14230,7 +14230,7 @@ impl TitledMultiSelectItems {
 /// Capability to cancel a tool call with `tool_call/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14275,7 +14275,7 @@ impl ToolCallCancelCapabilities {
 /// Agent did not advertise.
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallCapabilities {
     /// Permits the Client to cancel this tool call with `tool_call/cancel`.
@@ -14368,7 +14368,7 @@ impl From<Terminal> for ToolCallContent {
 /// content blocks (text, images), file diffs, or display-only terminals.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
@@ -14462,7 +14462,7 @@ impl Serialize for ToolCallContent {
 /// content for the matching `toolCallId`. Agents can send a `tool_call_update`
 /// with `content` when they need to replace the whole content collection
 /// instead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallContentChunk {
     /// The ID of the tool call this content belongs to.
@@ -14555,7 +14555,7 @@ impl ::std::fmt::Display for ToolCallId {
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
@@ -14623,7 +14623,7 @@ impl ToolCallLocation {
 }
 
 /// Permission request details for a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallPermissionSubject {
     /// Details about the tool call requiring permission.
@@ -14815,7 +14815,7 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
 /// call ID it has not seen before, omitted fields start at their protocol defaults.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallUpdate {
     /// Unique identifier for this tool call within the session.
@@ -15217,7 +15217,7 @@ impl<'de> Deserialize<'de> for ToolKind {
 /// Data for the `-32022` (Unsupported protocol version) error.
 ///
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version the Client requested.
@@ -15272,7 +15272,7 @@ impl UnsupportedProtocolVersionErrorData {
 /// Agents can send session updates at any point while the session exists.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UpdateSessionNotification {
     /// The ID of the session this update pertains to.
@@ -15324,7 +15324,7 @@ impl UpdateSessionNotification {
 }
 
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
@@ -15408,7 +15408,7 @@ impl UsageUpdate {
 /// previously accumulated for the message, including content from earlier
 /// chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserMessage {
     /// A unique identifier for the message.

@@ -52,7 +52,7 @@ impl ::std::fmt::Display for AbsolutePath {
 /// This object does not advertise support for `auth/login` or `auth/logout`.
 /// Those methods are advertised by a non-empty `authMethods` list in the
 /// `initialize` response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentAuthCapabilities {
     /// **UNSTABLE**
@@ -128,7 +128,7 @@ impl AgentAuthCapabilities {
 /// available features and content types.
 ///
 /// See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#agent-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentCapabilities {
     /// Session capabilities supported by the agent.
@@ -266,7 +266,7 @@ impl AgentCapabilities {
 /// content previously accumulated for the message, including content from
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentMessage {
     /// A unique identifier for the message.
@@ -802,7 +802,7 @@ impl Serialize for AgentResponse {
 /// content previously accumulated for the thought, including content from
 /// earlier chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AgentThought {
     /// A unique identifier for the thought message.
@@ -873,7 +873,7 @@ impl AgentThought {
 }
 
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Annotations {
     /// Intended recipients for this content, such as the user or assistant.
@@ -1002,7 +1002,7 @@ impl Annotations {
 /// and saved history. If the session is active, the Agent MUST cancel any ongoing work and
 /// free the session's resources as if `session/close` had been called, then archive it.
 /// Archiving an archived session succeeds. A session that does not exist gets `-32002`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ArchiveSessionRequest {
     /// The ID of the session to archive.
@@ -1052,7 +1052,7 @@ impl ArchiveSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from archiving a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ArchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1092,7 +1092,7 @@ impl ArchiveSessionResponse {
 }
 
 /// Audio provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AudioContent {
     /// Base64-encoded media payload.
@@ -1174,7 +1174,7 @@ impl AudioContent {
 /// All fields are display information only. Clients MUST NOT use them as stable
 /// account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
 /// telemetry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthAccount {
     /// Human-readable name for the account, suitable for display on its own,
@@ -1334,7 +1334,7 @@ impl From<AuthMethodAgent> for AuthMethod {
 /// Describes an available authentication method.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
@@ -1423,7 +1423,7 @@ impl Serialize for AuthMethod {
 /// Agent handles authentication itself through `auth/login`.
 ///
 /// The `type` discriminator value is `agent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodAgent {
     /// Unique identifier for this authentication method.
@@ -1537,7 +1537,7 @@ impl ::std::fmt::Display for AuthMethodId {
 /// method only when the client enabled its terminal authentication capability.
 /// A zero exit status signals success. Any other termination signals failure.
 /// The client MUST NOT pass this method to `auth/login`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthMethodTerminal {
     /// Unique identifier for this authentication method.
@@ -1756,7 +1756,7 @@ impl<'de> Deserialize<'de> for AuthState {
 /// Auth status capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports the `auth/status` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1805,7 +1805,7 @@ impl AuthStatusCapabilities {
 ///
 /// Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
 /// whether authentication is required.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1849,7 +1849,7 @@ impl AuthStatusRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to the `auth/status` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusResponse {
     /// Whether the agent can start sessions without the user signing in first.
@@ -1924,7 +1924,7 @@ impl AuthStatusResponse {
 /// Carries the same fields as the `auth/status` response. Agents that advertise the
 /// `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
 /// send it when the reported status differs from the last one sent on the connection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AuthStatusUpdateNotification {
     /// Whether the agent can start sessions without the user signing in first.
@@ -2000,7 +2000,7 @@ impl From<Command> for AvailableCommand {
 /// A command the agent advertises to the client.
 ///
 /// The `type` field acts as the discriminator in the serialized JSON form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AvailableCommand {
     /// A slash command the user can invoke by including it in a prompt.
@@ -2085,7 +2085,7 @@ impl From<TextCommandInput> for AvailableCommandInput {
 }
 
 /// The input specification for a command.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AvailableCommandInput {
     /// All text after the command name and the whitespace following it is provided as input.
@@ -2163,7 +2163,7 @@ impl Serialize for AvailableCommandInput {
 }
 
 /// Available commands are ready or have changed
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AvailableCommandsUpdate {
     /// Commands the agent can execute.
@@ -2216,7 +2216,7 @@ impl AvailableCommandsUpdate {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A listed subagent session associated with this session through `subagent_update`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundSubagent {
     /// The ID of the listed session.
@@ -2262,7 +2262,7 @@ impl BackgroundSubagent {
 }
 
 /// A listed terminal running in the background.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundTerminal {
     /// The ID of the listed terminal.
@@ -2308,7 +2308,7 @@ impl BackgroundTerminal {
 }
 
 /// A listed tool call whose work continues in the background.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundToolCall {
     /// The ID of the listed tool call.
@@ -2382,7 +2382,7 @@ impl From<BackgroundSubagent> for BackgroundWork {
 /// listed once: process-backed work is listed as its terminal, not also as its tool call.
 ///
 /// See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BackgroundWork {
     /// A process that keeps running after its tool call returned control to the model.
@@ -2482,7 +2482,7 @@ impl Serialize for BackgroundWork {
 }
 
 /// Binary resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BlobResourceContents {
     /// Base64-encoded bytes for a binary resource payload.
@@ -2555,7 +2555,7 @@ impl BlobResourceContents {
 }
 
 /// Schema for boolean properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BooleanPropertySchema {
     /// Optional title for the property.
@@ -2671,7 +2671,7 @@ impl BooleanPropertySchema {
 /// Notification to cancel an ongoing request.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelRequestNotification {
     /// The ID of the request to cancel: a request that the sender of this notification issued.
@@ -2720,7 +2720,7 @@ impl CancelRequestNotification {
 /// Notification to cancel a session's foreground work and its prompts not yet inserted.
 ///
 /// See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelSessionNotification {
     /// The ID of the session to cancel operations for.
@@ -2778,7 +2778,7 @@ impl CancelSessionNotification {
 /// cancellable. Cancelling a terminal does not change the foreground state by itself.
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelTerminalRequest {
     /// The ID of the session that owns the terminal.
@@ -2831,7 +2831,7 @@ impl CancelTerminalRequest {
 }
 
 /// Response from cancelling a terminal.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelTerminalResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2882,7 +2882,7 @@ impl CancelTerminalResponse {
 /// cancellable. Cancelling a tool call does not change the foreground state by itself.
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelToolCallRequest {
     /// The ID of the session that owns the tool call.
@@ -2935,7 +2935,7 @@ impl CancelToolCallRequest {
 }
 
 /// Response from cancelling a tool call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelToolCallResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2975,7 +2975,7 @@ impl CancelToolCallResponse {
 }
 
 /// The request was not approved and no option was selected.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CancelledPermissionOutcome {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3019,7 +3019,7 @@ impl CancelledPermissionOutcome {
 /// Advertised during initialization to inform the agent which authentication
 /// method types the client can handle. This governs opt-in types that require
 /// additional client-side support.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientAuthCapabilities {
     /// Whether the client supports `terminal` authentication methods.
@@ -3093,7 +3093,7 @@ impl ClientAuthCapabilities {
 /// available features and methods.
 ///
 /// See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#client-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Authentication capabilities supported by the client.
@@ -3790,7 +3790,7 @@ impl Serialize for ClientResponse {
 /// Agent MUST answer that request with `-32800` (Request Cancelled). If the message
 /// has already been inserted, the Agent MUST respond successfully with its
 /// `messageId`. Prompt responses need not precede the close response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionRequest {
     /// The ID of the session to close.
@@ -3836,7 +3836,7 @@ impl CloseSessionRequest {
 }
 
 /// Response from closing a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CloseSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3878,7 +3878,7 @@ impl CloseSessionResponse {
 /// A slash command the user can invoke by including it in a prompt.
 ///
 /// The `type` discriminator value is `command`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Command {
     /// Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -3952,7 +3952,7 @@ impl Command {
 }
 
 /// Permission request details for a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CommandPermissionSubject {
     /// The command that would be run if permission is granted.
@@ -4192,7 +4192,7 @@ impl<'de> Deserialize<'de> for CompactionStatus {
 
 /// A content block appended to a compaction's summary. A first-seen ID creates
 /// an in-progress compaction. Chunks append in receive order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionSummaryChunk {
     /// ID of the compaction whose summary receives this content.
@@ -4251,7 +4251,7 @@ impl CompactionSummaryChunk {
 /// stored value unchanged, `null` clears it, and a concrete value replaces it.
 /// `summary: []` also clears the summary. A concrete `_meta` object patches the
 /// stored metadata by top-level key instead of replacing it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompactionUpdate {
     /// The Agent-owned ID of this compaction, unique within the session.
@@ -4352,7 +4352,7 @@ impl CompactionUpdate {
 /// Notification sent by the agent when a URL-based elicitation is complete.
 ///
 /// This notification is not a foreground state update.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CompleteElicitationNotification {
     /// The ID of the elicitation that completed.
@@ -4398,7 +4398,7 @@ impl CompleteElicitationNotification {
 }
 
 /// Session configuration options have been updated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ConfigOptionUpdate {
     /// The full set of configuration options and their current values.
@@ -4447,7 +4447,7 @@ impl ConfigOptionUpdate {
 }
 
 /// Standard content block (text, images, resources).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Content {
     /// The actual content block.
@@ -4538,7 +4538,7 @@ impl From<EmbeddedResource> for ContentBlock {
 /// forward content from MCP tool outputs without transformation.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ContentBlock {
     /// Text content. May be plain text or formatted with Markdown.
@@ -4665,7 +4665,7 @@ impl Serialize for ContentBlock {
 }
 
 /// A streamed item of message content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContentChunk {
     /// A unique identifier for the message this chunk belongs to.
@@ -4721,7 +4721,7 @@ impl ContentChunk {
 }
 
 /// Cost information for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cost {
     /// Total cumulative cost for session.
@@ -4789,7 +4789,7 @@ impl Cost {
 /// The request's scope alone does not establish that dependency.
 ///
 /// See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationRequest {
     /// A human-readable message describing what input is needed.
@@ -4855,7 +4855,7 @@ impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
 }
 
 /// The `mode` variants of [`CreateElicitationRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
@@ -4937,7 +4937,7 @@ impl Serialize for CreateElicitationRequestMode {
 }
 
 /// Response from the client to an elicitation request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CreateElicitationResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4990,7 +4990,7 @@ impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
 }
 
 /// The `action` variants of [`CreateElicitationResponse`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
@@ -5085,7 +5085,7 @@ impl Serialize for CreateElicitationResponseAction {
 /// Request parameters for deleting an existing session from `session/list`.
 ///
 /// Only available if the Agent supports the `session.delete` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionRequest {
     /// The ID of the session to delete.
@@ -5131,7 +5131,7 @@ impl DeleteSessionRequest {
 }
 
 /// Response from deleting a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeleteSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5178,7 +5178,7 @@ impl DeleteSessionResponse {
 /// feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Diff {
     /// Structured file changes described by this diff.
@@ -5254,7 +5254,7 @@ impl Diff {
 ///
 /// Structured change metadata lets clients identify affected files and
 /// operations without parsing the text patch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffChange {
     /// File content kind after the operation (for `delete`, of the deleted file).
@@ -5350,7 +5350,7 @@ impl DiffChange {
 }
 
 /// The `operation` variants of [`DiffChange`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DiffChangeOperation {
     /// A file was added.
@@ -5560,7 +5560,7 @@ impl<'de> Deserialize<'de> for DiffFileType {
 }
 
 /// Renderable patch text and its format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPatch {
     /// Patch format. The only ACP-defined value is `git_patch`.
@@ -5712,7 +5712,7 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
 }
 
 /// Operation metadata for add, delete, and modify changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPathChange {
     /// Absolute path for the operation.
@@ -5728,7 +5728,7 @@ impl DiffPathChange {
 }
 
 /// Operation metadata for move and copy changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DiffPathPairChange {
     /// Absolute path before the operation.
@@ -5757,7 +5757,7 @@ impl DiffPathPairChange {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Request parameters for `providers/disable`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DisableProviderRequest {
     /// Provider ID to disable.
@@ -5807,7 +5807,7 @@ impl DisableProviderRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/disable`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DisableProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5847,7 +5847,7 @@ impl DisableProviderResponse {
 }
 
 /// The user accepted the elicitation and provided content.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationAcceptAction {
     /// The user-provided content, if any, as an object matching the requested schema.
@@ -5883,7 +5883,7 @@ impl ElicitationAcceptAction {
 }
 
 /// Elicitation capabilities supported by the client.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationCapabilities {
     /// Whether the client supports form-based elicitation.
@@ -5975,7 +5975,7 @@ impl ElicitationCapabilities {
 }
 
 /// Allowed wire representations for `ElicitationContentValue`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationContentValue {
     /// String value accepted in elicitation response content.
@@ -5998,7 +5998,7 @@ pub enum ElicitationContentValue {
 /// Form-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports form-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6038,7 +6038,7 @@ impl ElicitationFormCapabilities {
 }
 
 /// Form-based elicitation mode where the client renders a form from the provided schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationFormMode {
     /// A JSON Schema describing the form fields to present to the user.
@@ -6064,7 +6064,7 @@ impl ElicitationFormMode {
 }
 
 /// The alternatives of [`ElicitationFormMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationFormModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -6149,7 +6149,7 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
 /// Each variant corresponds to a JSON Schema `"type"` value.
 /// Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 /// Multi-select enums use `type: "array"`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
@@ -6253,7 +6253,7 @@ impl Serialize for ElicitationPropertySchema {
 
 /// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
 /// (e.g., during auth/configuration phases before any session is started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationRequestScope {
     /// The pending Client-to-Agent request this elicitation is tied to.
@@ -6275,7 +6275,7 @@ impl ElicitationRequestScope {
 ///
 /// This represents a JSON Schema object with primitive-typed properties,
 /// as required by the elicitation specification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSchema {
     /// Type discriminator. Always `"object"`. Any other value is rejected.
@@ -6451,7 +6451,7 @@ impl ::std::str::FromStr for ElicitationSchemaType {
 /// When `toolCallId` is set, the elicitation is tied to a specific tool call.
 /// This is useful when an agent receives an elicitation from an MCP server
 /// during a tool call and needs to redirect it to the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationSessionScope {
     /// The session this elicitation is tied to.
@@ -6498,7 +6498,7 @@ impl ElicitationSessionScope {
 /// URL-based elicitation capabilities.
 ///
 /// Supplying `{}` means the client supports URL-based elicitation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6538,7 +6538,7 @@ impl ElicitationUrlCapabilities {
 }
 
 /// URL-based elicitation mode where the client directs the user to a URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ElicitationUrlMode {
     /// The unique identifier for this elicitation.
@@ -6568,7 +6568,7 @@ impl ElicitationUrlMode {
 }
 
 /// The alternatives of [`ElicitationUrlMode`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitationUrlModeScope {
     /// Tied to a session, optionally to a specific tool call within that session.
@@ -6579,7 +6579,7 @@ pub enum ElicitationUrlModeScope {
 }
 
 /// The contents of a resource, embedded into a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EmbeddedResource {
     /// Embedded resource payload, either text or binary data.
@@ -6648,7 +6648,7 @@ impl EmbeddedResource {
 }
 
 /// Resource content that can be embedded in a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EmbeddedResourceResource {
     /// Text resource contents embedded directly in the message.
@@ -6658,7 +6658,7 @@ pub enum EmbeddedResourceResource {
 }
 
 /// A titled enum option with a const value, human-readable title, and optional description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnumOption {
     /// The constant value for this option.
@@ -6731,7 +6731,7 @@ impl EnumOption {
 }
 
 /// An environment variable to set when launching a process.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EnvVariable {
     /// The name of the environment variable.
@@ -6784,7 +6784,7 @@ impl EnvVariable {
 /// JSON-RPC 2.0 error object specification with optional additional data.
 ///
 /// See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Error {
     /// A number indicating the error type that occurred.
@@ -6948,7 +6948,7 @@ impl Serialize for ErrorCode {
 }
 
 /// Schema for [`Error::data`]: the shapes ACP defines, or any other value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ErrorData {
     /// The `UnsupportedProtocolVersion` member.
@@ -6960,7 +6960,7 @@ pub enum ErrorData {
 }
 
 /// Details of a failure that ended active work.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorStopReason {
     /// The failure, as a JSON-RPC error object.
@@ -7002,7 +7002,7 @@ impl ErrorStopReason {
 /// while maintaining protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtNotification(pub ::serde_json::Value);
 
@@ -7017,7 +7017,7 @@ impl From<::serde_json::Value> for ExtNotification {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtRequest(pub ::serde_json::Value);
 
@@ -7032,7 +7032,7 @@ impl From<::serde_json::Value> for ExtRequest {
 /// protocol compatibility.
 ///
 /// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ExtResponse(pub ::serde_json::Value);
 
@@ -7052,7 +7052,7 @@ impl From<::serde_json::Value> for ExtResponse {
 /// operations like generating summaries without affecting the original session's history.
 ///
 /// Only available if the Agent supports the `session.fork` capability.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkSessionRequest {
     /// The ID of the session to fork.
@@ -7166,7 +7166,7 @@ impl ForkSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from forking an existing session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkSessionResponse {
     /// Unique identifier for the newly created forked session.
@@ -7255,7 +7255,7 @@ impl ForkSessionResponse {
 }
 
 /// An HTTP header to set when making requests to the MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HttpHeader {
     /// The name of the HTTP header.
@@ -7303,7 +7303,7 @@ impl HttpHeader {
 }
 
 /// An optionally-sized icon that can be displayed in a user interface.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Icon {
     /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
@@ -7532,7 +7532,7 @@ impl<'de> Deserialize<'de> for IconTheme {
 /// reporting one.
 /// Repeated or resume snapshots may carry the last stop reason for context.
 /// They MUST NOT be counted as new completions, cancellations, or additional usage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IdleStateUpdate {
     /// **UNSTABLE**
@@ -7647,7 +7647,7 @@ impl From<ErrorStopReason> for IdleStateUpdateStopReason {
 /// Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 ///
 /// See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IdleStateUpdateStopReason {
     /// The active work ended successfully.
@@ -7795,7 +7795,7 @@ impl Serialize for IdleStateUpdateStopReason {
 }
 
 /// An image provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ImageContent {
     /// Base64-encoded media payload.
@@ -7894,7 +7894,7 @@ impl ImageContent {
 /// Metadata about the implementation of the client or agent.
 /// Describes the name and version of an ACP implementation, with an optional
 /// title for UI representation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {
     /// Intended for programmatic or logical use, but can be used as a display
@@ -7985,7 +7985,7 @@ impl Implementation {
 /// the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyRequest(pub InitializeRequest);
 
@@ -8004,7 +8004,7 @@ impl From<InitializeRequest> for InitializeProxyRequest {
 /// The same as the `initialize` response. The proxy builds it from its successor's
 /// `initialize` response and answers with the capabilities of the chain from itself onward.
 /// It MUST NOT change `protocolVersion`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InitializeProxyResponse(pub InitializeResponse);
 
@@ -8019,7 +8019,7 @@ impl From<InitializeResponse> for InitializeProxyResponse {
 /// Sent by the client to establish connection and negotiate capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeRequest {
     /// The latest protocol version supported by the client.
@@ -8090,7 +8090,7 @@ impl InitializeRequest {
 /// Contains the negotiated protocol version and agent capabilities.
 ///
 /// See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResponse {
     /// The highest protocol version supported by the agent that is at or below
@@ -8182,7 +8182,7 @@ impl InitializeResponse {
 }
 
 /// Schema for integer properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IntegerPropertySchema {
     /// Optional title for the property.
@@ -8340,7 +8340,7 @@ impl IntegerPropertySchema {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Request parameters for `providers/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListProvidersRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8384,7 +8384,7 @@ impl ListProvidersRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListProvidersResponse {
     /// Configurable providers with current routing info suitable for UI display.
@@ -8429,7 +8429,7 @@ impl ListProvidersResponse {
 }
 
 /// Request parameters for listing existing sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsRequest {
     /// Filter sessions by working directory. Must be an absolute path.
@@ -8540,7 +8540,7 @@ impl ListSessionsRequest {
 }
 
 /// Response from listing sessions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ListSessionsResponse {
     /// Array of session information objects.
@@ -8737,7 +8737,7 @@ impl<'de> Deserialize<'de> for LlmProtocol {
 /// Agents MUST support this method when their `initialize` response included
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoginAuthRequest {
     /// The ID of the authentication method to use.
@@ -8784,7 +8784,7 @@ impl LoginAuthRequest {
 }
 
 /// Response to the `auth/login` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LoginAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8830,7 +8830,7 @@ impl LoginAuthResponse {
 /// Agents MUST support this method when their `initialize` response included
 /// a non-empty `authMethods` list. Clients MUST NOT call this method
 /// when `authMethods` was omitted or empty.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutAuthRequest {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8870,7 +8870,7 @@ impl LogoutAuthRequest {
 }
 
 /// Response to the `auth/logout` method.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogoutAuthResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8916,7 +8916,7 @@ impl LogoutAuthResponse {
 /// Capabilities for ACP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports ACP MCP server transports.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpAcpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -8956,7 +8956,7 @@ impl McpAcpCapabilities {
 }
 
 /// MCP capabilities supported by the agent for session lifecycle requests.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpCapabilities {
     /// Agent supports `stdio` MCP servers.
@@ -9082,7 +9082,7 @@ impl McpCapabilities {
 ///
 /// `code` and `message` are required and non-null. `data` is optional.
 /// Explicit `null` is preserved separately from an omitted key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpError {
     /// Inner MCP error code. Never an ACP error code.
@@ -9124,7 +9124,7 @@ impl McpError {
 /// Capabilities for HTTP MCP server transports.
 ///
 /// Supplying `{}` means the agent supports HTTP MCP server transports.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpHttpCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9229,7 +9229,7 @@ impl From<McpServerStdio> for McpServer {
 /// processing prompts.
 ///
 /// See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum McpServer {
     /// HTTP transport configuration
@@ -9335,7 +9335,7 @@ impl Serialize for McpServer {
 ///
 /// The MCP server is provided by an ACP component and communicates over the ACP channel
 /// using `mcp/message`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerAcp {
     /// Human-readable name identifying this MCP server.
@@ -9429,7 +9429,7 @@ impl ::std::fmt::Display for McpServerAcpId {
 }
 
 /// HTTP transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerHttp {
     /// Human-readable name identifying this MCP server.
@@ -9489,7 +9489,7 @@ impl McpServerHttp {
 }
 
 /// Stdio transport configuration for MCP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerStdio {
     /// Human-readable name identifying this MCP server.
@@ -9562,7 +9562,7 @@ impl McpServerStdio {
 /// Capabilities for stdio MCP server transports.
 ///
 /// Supplying `{}` means the agent supports stdio MCP server transports.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpStdioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -9679,7 +9679,7 @@ impl ::std::fmt::Display for MessageId {
 ///
 /// Notification for an active request, sent from provider to consumer.
 /// Includes subscription acknowledgements and updates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpNotification {
     /// The declared ACP MCP server handling the associated request.
@@ -9757,7 +9757,7 @@ impl MessageMcpNotification {
 /// **UNSTABLE**
 ///
 /// Request parameters for `mcp/message`, sent from consumer to provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpRequest {
     /// The declared ACP MCP server receiving this request.
@@ -9842,7 +9842,7 @@ impl MessageMcpRequest {
 /// Unknown outer fields are ignored. Inner result and error fields are preserved.
 /// Carrier `_meta` is optional. Null or invalid values are treated as absent.
 /// Senders must include exactly one outcome. Receivers prefer `result` if both are present.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MessageMcpResponse {
     /// An opaque inner MCP result.
@@ -9852,7 +9852,7 @@ pub enum MessageMcpResponse {
 }
 
 /// A structured inner MCP error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpResponseError {
     /// Required, non-null MCP error object.
@@ -9898,7 +9898,7 @@ impl MessageMcpResponseError {
 }
 
 /// An opaque inner MCP result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageMcpResponseResult {
     /// Required, even if JSON null.
@@ -9951,7 +9951,7 @@ impl From<StringMultiSelectItems> for MultiSelectItems {
 }
 
 /// Items for a multi-select (array) property schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MultiSelectItems {
     /// Multi-select string items with plain string values.
@@ -10032,7 +10032,7 @@ impl Serialize for MultiSelectItems {
 }
 
 /// Schema for multi-select (array) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MultiSelectPropertySchema {
     /// Optional title for the property.
@@ -10191,7 +10191,7 @@ impl MultiSelectPropertySchema {
 /// Request parameters for creating a new session.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionRequest {
     /// The working directory for this session. Must be an absolute path.
@@ -10301,7 +10301,7 @@ impl NewSessionRequest {
 /// an already-reported state when the response arrives.
 ///
 /// See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NewSessionResponse {
     /// Unique identifier for the created session.
@@ -10398,7 +10398,7 @@ impl NewSessionResponse {
 /// No Client capability is required, and unsupported Clients may ignore notices.
 ///
 /// See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-notices)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Notice {
     /// Presentation severity hint.
@@ -10575,7 +10575,7 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
 }
 
 /// Schema for number (floating-point) properties in an elicitation form.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct NumberPropertySchema {
     /// Optional title for the property.
@@ -10729,7 +10729,7 @@ impl NumberPropertySchema {
 }
 
 /// An option presented to the user when requesting permission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionOption {
     /// Identifier for this permission option. MUST be unique within the request.
@@ -10937,7 +10937,7 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
 /// Represents a task or goal that the assistant intends to accomplish
 /// as part of fulfilling the user's request.
 /// See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanEntry {
     /// Human-readable description of what this task aims to accomplish.
@@ -11221,7 +11221,7 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented by a file URI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanFile {
     /// The plan ID to update.
@@ -11305,7 +11305,7 @@ impl ::std::fmt::Display for PlanId {
 }
 
 /// A plan represented as structured entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanItems {
     /// The plan ID to update.
@@ -11362,7 +11362,7 @@ impl PlanItems {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// A plan represented as raw markdown content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanMarkdown {
     /// The plan ID to update.
@@ -11415,7 +11415,7 @@ impl PlanMarkdown {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Removal notice for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanRemoved {
     /// The plan ID to remove.
@@ -11461,7 +11461,7 @@ impl PlanRemoved {
 }
 
 /// A content update for a plan identified by ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PlanUpdate {
     /// The updated plan content.
@@ -11527,7 +11527,7 @@ impl From<PlanMarkdown> for PlanUpdateContent {
 }
 
 /// Updated content for a plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
@@ -11627,7 +11627,7 @@ impl Serialize for PlanUpdateContent {
 /// Capabilities for audio content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports audio content in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptAudioCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11678,7 +11678,7 @@ impl PromptAudioCapabilities {
 /// the agent can process.
 ///
 /// See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptCapabilities {
     /// Agent supports `image` content blocks.
@@ -11804,7 +11804,7 @@ impl PromptCapabilities {
 /// Capabilities for embedded context in prompt requests.
 ///
 /// Supplying `{}` means the agent supports embedded context in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptEmbeddedContextCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11846,7 +11846,7 @@ impl PromptEmbeddedContextCapabilities {
 /// Capabilities for image content in prompt requests.
 ///
 /// Supplying `{}` means the agent supports image content in prompts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptImageCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11890,7 +11890,7 @@ impl PromptImageCapabilities {
 /// Contains the user's message and any additional context.
 ///
 /// See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptRequest {
     /// The ID of the session to send this user message to
@@ -11966,7 +11966,7 @@ impl PromptRequest {
 /// relative to other messages in the ACP conversation.
 ///
 /// See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#2-prompt-accepted)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptResponse {
     /// Identifies the user message inserted into the ACP conversation.
@@ -12047,7 +12047,7 @@ impl From<u16> for ProtocolVersion {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Current effective non-secret routing configuration for a provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderCurrentConfig {
     /// Protocol currently used by this provider.
@@ -12140,7 +12140,7 @@ impl ::std::fmt::Display for ProviderId {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Information about a configurable LLM provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderInfo {
     /// Provider identifier, for example "main" or "openai".
@@ -12223,7 +12223,7 @@ impl ProviderInfo {
 /// Provider configuration capabilities supported by the agent.
 ///
 /// Supplying `{}` means the agent supports provider configuration methods.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProvidersCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12481,7 +12481,7 @@ impl Serialize for ProxyResponse {
 /// and `params` are the wrapped notification's method and params.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProxySuccessorNotification {
     /// Method name of the wrapped notification.
@@ -12566,7 +12566,7 @@ impl ProxySuccessorNotification {
 /// request on the same connection. Cancellation is never forwarded to another hop.
 ///
 /// See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProxySuccessorRequest {
     /// Method name of the wrapped request.
@@ -12638,7 +12638,7 @@ impl ProxySuccessorRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ProxySuccessorResponse(pub ::serde_json::Value);
 
@@ -12658,7 +12658,7 @@ impl From<ReplayFromStart> for ReplayFrom {
 /// Inclusive cursor describing where replayed session history should begin.
 ///
 /// Replay includes the position identified by the cursor.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReplayFrom {
     /// Replay all retained conversation history from its first replayable entry.
@@ -12736,7 +12736,7 @@ impl Serialize for ReplayFrom {
 }
 
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReplayFromStart {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12780,7 +12780,7 @@ impl ReplayFromStart {
 /// The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
 /// requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
 /// a request with it is still awaiting a response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A numeric request ID.
@@ -12804,7 +12804,7 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
 }
 
 /// The outcome of a permission request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestPermissionOutcome {
     /// The request was not approved and no option was selected: the session's work was
@@ -12911,7 +12911,7 @@ impl Serialize for RequestPermissionOutcome {
 /// Sent when the agent needs authorization before performing a sensitive operation.
 ///
 /// See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionRequest {
     /// The session ID for this request.
@@ -13017,7 +13017,7 @@ impl RequestPermissionRequest {
 }
 
 /// Response to a permission request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestPermissionResponse {
     /// The user's decision on the permission request.
@@ -13076,7 +13076,7 @@ impl From<CommandPermissionSubject> for RequestPermissionSubject {
 }
 
 /// The operation requiring permission.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestPermissionSubject {
     /// Permission is requested before executing a tool call.
@@ -13170,7 +13170,7 @@ impl Serialize for RequestPermissionSubject {
 /// to independent background activity. Once reported, agents MUST report
 /// `running` when progress resumes, or `idle` if the work ends without resuming.
 /// Responding to one request does not itself imply `running`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequiresActionStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -13241,7 +13241,7 @@ impl RequiresActionStateUpdate {
 }
 
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResourceLink {
     /// Human-readable name shown for this protocol object.
@@ -13437,7 +13437,7 @@ impl ResourceLink {
 ///
 /// Resumes an existing session and optionally replays retained conversation
 /// history according to `replayFrom`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionRequest {
     /// The ID of the session to resume.
@@ -13588,7 +13588,7 @@ impl ResumeSessionRequest {
 /// foreground state after resuming. The response alone does not imply `idle`.
 ///
 /// See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/draft/session-setup#current-state-synchronization)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ResumeSessionResponse {
     /// Initial session configuration options.
@@ -13771,7 +13771,7 @@ impl<'de> Deserialize<'de> for Role {
 }
 
 /// Foreground work is in progress.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunningStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -13842,7 +13842,7 @@ impl RunningStateUpdate {
 }
 
 /// The user selected one of the provided options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SelectedPermissionOutcome {
     /// The ID of the option the user selected.
@@ -13893,7 +13893,7 @@ impl SelectedPermissionOutcome {
 /// supported session lifecycle requests. Agents may return
 /// `SessionInfo.additionalDirectories` in `session/list` to report the
 /// complete ordered additional-root list associated with a listed session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionAdditionalDirectoriesCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13940,7 +13940,7 @@ impl SessionAdditionalDirectoriesCapabilities {
 ///
 /// Supplying `{}` means the agent supports both methods, the `archived` filter on
 /// `session/list`, and `SessionInfo.archived`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionArchiveCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14099,7 +14099,7 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
 /// Capability to cancel work in a subagent session without ending that session.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14149,7 +14149,7 @@ impl SessionCancelCapabilities {
 /// capabilities.
 ///
 /// See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCapabilities {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
@@ -14453,7 +14453,7 @@ impl SessionCapabilities {
 }
 
 /// A boolean on/off toggle session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigBoolean {
     /// The current value of the boolean option.
@@ -14542,7 +14542,7 @@ impl ::std::fmt::Display for SessionConfigId {
 }
 
 /// A session configuration option selector and its current state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigOption {
     /// Unique identifier for the configuration option.
@@ -14780,7 +14780,7 @@ impl From<SessionConfigBoolean> for SessionConfigOptionType {
 }
 
 /// The `type` variants of [`SessionConfigOption`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionConfigOptionType {
     /// Single-value selector (dropdown).
@@ -14862,7 +14862,7 @@ impl Serialize for SessionConfigOptionType {
 }
 
 /// A single-value selector (dropdown) session configuration option payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelect {
     /// The currently selected value. MUST be one of the `value`s in `options`.
@@ -14888,7 +14888,7 @@ impl SessionConfigSelect {
 }
 
 /// A group of possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectGroup {
     /// Unique identifier for this group.
@@ -14945,7 +14945,7 @@ impl SessionConfigSelectGroup {
 }
 
 /// A possible value for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfigSelectOption {
     /// Unique identifier for this option value.
@@ -15017,7 +15017,7 @@ impl SessionConfigSelectOption {
 }
 
 /// Possible values for a session configuration option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SessionConfigSelectOptions {
     /// A flat list of options with no grouping.
@@ -15064,7 +15064,7 @@ impl ::std::fmt::Display for SessionConfigValueId {
 /// Capabilities for the `session/delete` method.
 ///
 /// Supplying `{}` means the agent supports deleting sessions from `session/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionDeleteCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15110,7 +15110,7 @@ impl SessionDeleteCapabilities {
 /// Capabilities for the `session/fork` method.
 ///
 /// Supplying `{}` means the agent supports forking sessions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionForkCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15190,7 +15190,7 @@ impl ::std::fmt::Display for SessionId {
 }
 
 /// Information about a session returned by session/list
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// Unique identifier for the session
@@ -15346,7 +15346,7 @@ impl SessionInfo {
 /// Omitted fields leave the existing session info unchanged. `null` clears the
 /// corresponding value. A concrete `_meta` object patches the stored metadata by
 /// top-level key.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionInfoUpdate {
     /// Human-readable title for the session. Set to null to clear.
@@ -15475,7 +15475,7 @@ impl ::std::fmt::Display for SessionListCursor {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// An upsert for an inter-session message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMessage {
     /// Identifier of this message within the enclosing session's transcript.
@@ -15658,7 +15658,7 @@ impl SessionMessage {
 ///
 /// A chunk carries only content. The message's participants and references come from
 /// `session_message` upserts, which can arrive before, between, or after its chunks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMessageChunk {
     /// Identifier of this message within the enclosing session's transcript.
@@ -15714,7 +15714,7 @@ impl SessionMessageChunk {
 /// session that does not exist or is not active.
 ///
 /// See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionNotFoundErrorData {
     /// The session ID from the request.
@@ -15879,7 +15879,7 @@ impl<'de> Deserialize<'de> for SessionStatus {
 /// Capabilities for the `session/status` method.
 ///
 /// Supplying `{}` means the agent supports checking session status.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -15929,7 +15929,7 @@ impl SessionStatusCapabilities {
 /// `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
 /// close, or change the session, and does not attach the requesting connection to it.
 /// A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusRequest {
     /// The ID of the session to check.
@@ -15982,7 +15982,7 @@ impl SessionStatusRequest {
 ///
 /// The result is a snapshot. A session reported `open` may be closed or evicted before
 /// the Client's next request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusResponse {
     /// Whether the Agent has the session in memory.
@@ -16064,7 +16064,7 @@ impl SessionStatusResponse {
 ///
 /// Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
 /// requests in `append` mode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptCapabilities {
     /// Delivery modes the agent supports in addition to `append`.
@@ -16140,7 +16140,7 @@ impl SessionSystemPromptCapabilities {
 ///
 /// `append` has no entry because every agent advertising `session.systemPrompt`
 /// supports it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptModeCapabilities {
     /// Whether the agent supports `override` mode.
@@ -16219,7 +16219,7 @@ impl SessionSystemPromptModeCapabilities {
 ///
 /// Supplying `{}` means the agent supports replacing its built-in default
 /// instructions with the client-provided system prompt.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSystemPromptOverrideCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -16266,7 +16266,7 @@ impl SessionSystemPromptOverrideCapabilities {
 ///
 /// Supplying `{}` means the agent supports `session/set_title`. Agents report titles
 /// through `session/list` and `session_info_update` without this capability.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionTitleCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -16450,7 +16450,7 @@ impl From<SessionMessageChunk> for SessionUpdate {
 /// These updates report messages, progress, and other session activity.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
@@ -16861,7 +16861,7 @@ impl Serialize for SessionUpdate {
 /// Request parameters for `providers/set`.
 ///
 /// Replaces the full configuration for one provider ID.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetProviderRequest {
     /// Provider ID to configure.
@@ -16942,7 +16942,7 @@ impl SetProviderRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response to `providers/set`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetProviderResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -16988,7 +16988,7 @@ impl SetProviderResponse {
 /// configuration unchanged.
 ///
 /// See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequest {
     /// The ID of the session to set the configuration option for.
@@ -17061,7 +17061,7 @@ for SetSessionConfigOptionRequestType {
 }
 
 /// The `type` variants of [`SetSessionConfigOptionRequest`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SetSessionConfigOptionRequestType {
     /// A `SessionConfigValueId` string value (`type: "id"`).
@@ -17145,7 +17145,7 @@ impl Serialize for SetSessionConfigOptionRequestType {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
@@ -17161,7 +17161,7 @@ impl SetSessionConfigOptionRequestTypeBoolean {
 }
 
 /// The fields of the `type` variant of [`SetSessionConfigOptionRequestType`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
@@ -17177,7 +17177,7 @@ impl SetSessionConfigOptionRequestTypeId {
 }
 
 /// Response to `session/set_config_option` method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionConfigOptionResponse {
     /// The full set of configuration options and their current values.
@@ -17238,7 +17238,7 @@ impl SetSessionConfigOptionResponse {
 ///
 /// The Agent responds only after it has stored the title. After a successful response, the
 /// Agent SHOULD NOT replace the title with one it generates automatically.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionTitleRequest {
     /// The ID of the session to retitle.
@@ -17296,7 +17296,7 @@ impl SetSessionTitleRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from setting the title of a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SetSessionTitleResponse {
     /// The title the Agent stored.
@@ -17411,7 +17411,7 @@ impl From<UnknownStateUpdate> for StateUpdate {
 /// an idle boundary. Local commands use the same lifecycle even without model work.
 ///
 /// See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StateUpdate {
     /// Foreground work is in progress.
@@ -17633,7 +17633,7 @@ impl<'de> Deserialize<'de> for StringFormat {
 }
 
 /// String item schema for multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringMultiSelectItems {
     /// Allowed enum values. Must contain at least one value.
@@ -17682,7 +17682,7 @@ impl StringMultiSelectItems {
 ///
 /// When `enum` or `oneOf` is set, this represents a single-select enum
 /// with `"type": "string"`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StringPropertySchema {
     /// Optional title for the property.
@@ -17925,7 +17925,7 @@ impl StringPropertySchema {
 ///
 /// A mutation requires an explicit per-child capability. Support for the method
 /// on ordinary sessions does not grant support on a child.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentSessionCapabilities {
     /// Permits the client to cancel this child's current work without ending
@@ -18026,7 +18026,7 @@ impl SubagentSessionCapabilities {
 /// Completing or cancelling work does not end the association: the parent may
 /// message the same child again. Individual messages and their outcomes do not
 /// change this association.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentUpdate {
     /// The opaque session ID identifying the child in all ACP messages.
@@ -18240,7 +18240,7 @@ impl SubagentUpdate {
 /// `session.systemPrompt`. Agents that cannot apply it, for example because of
 /// an unadvertised mode or an unsupported content block type, MUST return an
 /// error instead of creating, resuming, or forking the session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SystemPrompt {
     /// How the Agent combines `content` with its own instructions.
@@ -18426,7 +18426,7 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
 ///
 /// Terminal state and output are delivered separately through
 /// `terminal_update` and `terminal_output_chunk` session updates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Terminal {
     /// The ID of the terminal to display.
@@ -18476,7 +18476,7 @@ impl Terminal {
 /// Supplying `{}` means the client can reproduce the configured agent
 /// invocation in an interactive terminal and supports terminal authentication
 /// methods.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalAuthCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -18518,7 +18518,7 @@ impl TerminalAuthCapabilities {
 /// Capability to cancel a terminal with `terminal/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -18563,7 +18563,7 @@ impl TerminalCancelCapabilities {
 /// Agent did not advertise.
 ///
 /// See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalCapabilities {
     /// Permits the Client to cancel this terminal with `terminal/cancel`.
@@ -18633,7 +18633,7 @@ impl TerminalCapabilities {
 ///
 /// The presence of this object marks the terminal as exited, even when neither
 /// an exit code nor a signal is known.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalExitStatus {
     /// Process exit code as the platform reports it, when known. Negative values are
@@ -18760,7 +18760,7 @@ impl ::std::fmt::Display for TerminalId {
 }
 
 /// An authoritative replacement snapshot of terminal output bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutput {
     /// Base64-encoded replacement terminal output bytes.
@@ -18805,7 +18805,7 @@ impl TerminalOutput {
 }
 
 /// A chunk of bytes appended to an agent-owned terminal's output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalOutputChunk {
     /// The terminal receiving these bytes.
@@ -18855,7 +18855,7 @@ impl TerminalOutputChunk {
 }
 
 /// The size of an agent-owned terminal in character cells.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalSize {
     /// Number of columns.
@@ -18909,7 +18909,7 @@ impl TerminalSize {
 /// it, and concrete values replace it. A concrete `_meta` object instead
 /// patches the stored metadata by top-level key. When the terminal ID is new,
 /// omitted fields start unknown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TerminalUpdate {
     /// Unique identifier for this terminal within the session.
@@ -19097,7 +19097,7 @@ impl TerminalUpdate {
 }
 
 /// All text that was typed after the command name is provided as input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextCommandInput {
     /// A hint to display when the input hasn't been provided yet
@@ -19142,7 +19142,7 @@ impl TextCommandInput {
 }
 
 /// Text provided to or from an LLM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextContent {
     /// Text payload carried by this content block.
@@ -19211,7 +19211,7 @@ impl TextContent {
 }
 
 /// Text-based resource contents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TextResourceContents {
     /// Text payload carried by this content block.
@@ -19284,7 +19284,7 @@ impl TextResourceContents {
 }
 
 /// Items definition for titled multi-select enum properties.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TitledMultiSelectItems {
     /// Titled enum options. Must contain at least one option.
@@ -19332,7 +19332,7 @@ impl TitledMultiSelectItems {
 /// Capability to cancel a tool call with `tool_call/cancel`.
 ///
 /// Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallCancelCapabilities {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -19377,7 +19377,7 @@ impl ToolCallCancelCapabilities {
 /// Agent did not advertise.
 ///
 /// See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallCapabilities {
     /// Permits the Client to cancel this tool call with `tool_call/cancel`.
@@ -19470,7 +19470,7 @@ impl From<Terminal> for ToolCallContent {
 /// content blocks (text, images), file diffs, or display-only terminals.
 ///
 /// See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
@@ -19564,7 +19564,7 @@ impl Serialize for ToolCallContent {
 /// content for the matching `toolCallId`. Agents can send a `tool_call_update`
 /// with `content` when they need to replace the whole content collection
 /// instead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallContentChunk {
     /// The ID of the tool call this content belongs to.
@@ -19657,7 +19657,7 @@ impl ::std::fmt::Display for ToolCallId {
 /// which files the agent is working with in real-time.
 ///
 /// See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#following-the-agent)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallLocation {
     /// The absolute file path being accessed or modified.
@@ -19725,7 +19725,7 @@ impl ToolCallLocation {
 }
 
 /// Permission request details for a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallPermissionSubject {
     /// Details about the tool call requiring permission.
@@ -19917,7 +19917,7 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
 /// call ID it has not seen before, omitted fields start at their protocol defaults.
 ///
 /// See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCallUpdate {
     /// Unique identifier for this tool call within the session.
@@ -20329,7 +20329,7 @@ impl<'de> Deserialize<'de> for ToolKind {
 /// archived session SHOULD unarchive it before calling `session/resume`.
 /// Unarchiving a session that is not archived succeeds. A session that does not exist
 /// gets `-32002`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnarchiveSessionRequest {
     /// The ID of the session to unarchive.
@@ -20379,7 +20379,7 @@ impl UnarchiveSessionRequest {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Response from unarchiving a session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnarchiveSessionResponse {
     /// The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -20431,7 +20431,7 @@ impl UnarchiveSessionResponse {
 ///
 /// This is not a task outcome or session closure. It does not cancel work, resolve
 /// pending requests, or revoke capabilities. Capabilities are updated separately.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnknownStateUpdate {
     /// Work running independently of foreground work, as a complete snapshot.
@@ -20504,7 +20504,7 @@ impl UnknownStateUpdate {
 /// Data for the `-32022` (Unsupported protocol version) error.
 ///
 /// See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version the Client requested.
@@ -20559,7 +20559,7 @@ impl UnsupportedProtocolVersionErrorData {
 /// Agents can send session updates at any point while the session exists.
 ///
 /// See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UpdateSessionNotification {
     /// The ID of the session this update pertains to.
@@ -20615,7 +20615,7 @@ impl UpdateSessionNotification {
 /// This capability is not part of the spec yet, and may be removed or changed at any point.
 ///
 /// Token usage for the foreground work that just completed, not cumulative for the session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Usage {
     /// Sum of all token types for the completed work.
@@ -20748,7 +20748,7 @@ impl Usage {
 }
 
 /// Context window and cost update for a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageUpdate {
     /// Tokens currently in context.
@@ -20832,7 +20832,7 @@ impl UsageUpdate {
 /// previously accumulated for the message, including content from earlier
 /// chunks. Later chunks with the same `messageId` append to the current
 /// content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserMessage {
     /// A unique identifier for the message.

@@ -15,7 +15,12 @@ use super::ir::{Def, DefKind, IntKind, Module, Presence, Ty};
 
 /// The tokens of one generated module.
 pub fn module(module: &Module) -> TokenStream {
-    let defs: Vec<TokenStream> = module.defs.iter().map(def).collect();
+    let eq = eq_types(module);
+    let defs: Vec<TokenStream> = module
+        .defs
+        .iter()
+        .map(|d| def(d, eq.contains(d.name.as_str())))
+        .collect();
     let methods = methods::tables(module);
     let runtime = runtime_imports(module).into_iter().map(ident);
     quote! {
@@ -78,17 +83,73 @@ fn runtime_imports(module: &Module) -> BTreeSet<&'static str> {
     used
 }
 
-fn def(def: &Def) -> TokenStream {
+fn def(def: &Def, eq: bool) -> TokenStream {
     let fallback = format!("The `{}` type.", def.name);
     let docs = docs(def.docs.as_deref(), &fallback);
+    let eq = if eq { quote!(Eq,) } else { quote!() };
     match &def.kind {
-        DefKind::Struct(s) => structs::structure(def, s, docs),
-        DefKind::Newtype(ty) => structs::newtype(def, ty, docs),
+        DefKind::Struct(s) => structs::structure(def, s, docs, eq),
+        DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
         DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
-        DefKind::Tagged(u) => unions::tagged(def, u, docs),
-        DefKind::Untagged(members) => unions::untagged(def, members, docs),
+        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq),
+        DefKind::Untagged(members) => unions::untagged(def, members, docs, eq),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
+    }
+}
+
+/// The types that derive `Eq`: every value they hold has a total equality. A fixpoint: a type
+/// drops out when anything it holds has dropped out (an envelope, whose extension member keeps
+/// raw JSON, never has it).
+fn eq_types(module: &Module) -> BTreeSet<&str> {
+    fn ty_eq(ty: &Ty, eq: &BTreeSet<&str>) -> bool {
+        match ty {
+            Ty::Named(name) => eq.contains(name.as_str()),
+            Ty::Array(inner) | Ty::Map(inner) => ty_eq(inner, eq),
+            // `acp_support::Number` and `serde_json::Value` have a total equality.
+            Ty::String | Ty::Bool | Ty::Int(_) | Ty::Float | Ty::Any | Ty::Object | Ty::Meta => {
+                true
+            }
+        }
+    }
+    fn def_eq(def: &Def, eq: &BTreeSet<&str>) -> bool {
+        match &def.kind {
+            DefKind::Struct(s) => {
+                s.fields.iter().all(|f| ty_eq(&f.ty, eq))
+                    && s.flattened
+                        .as_ref()
+                        .is_none_or(|f| eq.contains(f.type_name.as_str()))
+            }
+            DefKind::Newtype(ty) => ty_eq(ty, eq),
+            DefKind::StrEnum(_) | DefKind::IntEnum(..) => true,
+            DefKind::Tagged(u) => {
+                u.variants
+                    .iter()
+                    .filter_map(|v| v.body.as_deref())
+                    .all(|body| eq.contains(body))
+                    && u.untagged.as_ref().is_none_or(|(_, ty)| ty_eq(ty, eq))
+            }
+            DefKind::Untagged(members) => members
+                .iter()
+                .filter_map(|m| m.ty.as_ref())
+                .all(|ty| ty_eq(ty, eq)),
+            DefKind::Envelope(_) => false,
+        }
+    }
+    let mut eq: BTreeSet<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();
+    loop {
+        let dropped: Vec<&str> = module
+            .defs
+            .iter()
+            .filter(|d| eq.contains(d.name.as_str()) && !def_eq(d, &eq))
+            .map(|d| d.name.as_str())
+            .collect();
+        if dropped.is_empty() {
+            return eq;
+        }
+        for name in dropped {
+            eq.remove(name);
+        }
     }
 }
 

@@ -130,7 +130,7 @@ fn setter_doc(field: &Field) -> String {
 }
 
 /// A struct with `new(required)` and a chainable setter per optional property.
-pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
+pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream) -> TokenStream {
     let name = ident(&def.name);
     let mut fields = Vec::new();
     let mut params = Vec::new();
@@ -232,7 +232,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
     };
     quote! {
         #type_docs
-        #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, #eq #default Serialize, Deserialize)]
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
@@ -251,7 +251,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream) -> TokenStream {
 }
 
 /// A newtype over a primitive, a JSON value or another type.
-pub fn newtype(def: &Def, ty: &Ty, type_docs: TokenStream) -> TokenStream {
+pub fn newtype(def: &Def, ty: &Ty, type_docs: TokenStream, eq: TokenStream) -> TokenStream {
     let name = ident(&def.name);
     let inner = rust_type(ty);
     let (derives, extra) = match ty {
@@ -317,12 +317,16 @@ pub fn newtype(def: &Def, ty: &Ty, type_docs: TokenStream) -> TokenStream {
             quote!(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize),
             quote!(),
         ),
-        Ty::Any | Ty::Object | Ty::Meta | Ty::Map(_) | Ty::Array(_) => (
-            quote!(Debug, Clone, PartialEq, Default, Serialize, Deserialize),
+        Ty::Any | Ty::Object | Ty::Meta => (
+            quote!(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize),
+            quote!(),
+        ),
+        Ty::Map(_) | Ty::Array(_) => (
+            quote!(Debug, Clone, PartialEq, #eq Default, Serialize, Deserialize),
             quote!(),
         ),
         Ty::Named(_) => (
-            quote!(Debug, Clone, PartialEq, Serialize, Deserialize),
+            quote!(Debug, Clone, PartialEq, #eq Serialize, Deserialize),
             quote!(),
         ),
     };

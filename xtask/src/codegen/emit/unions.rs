@@ -41,7 +41,7 @@ fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
 }
 
 /// A union discriminated by a string property.
-pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream {
+pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStream) -> TokenStream {
     let name = ident(&def.name);
     let type_name = &def.name;
     let tag = &u.tag;
@@ -154,7 +154,7 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream
         #froms
 
         #type_docs
-        #[derive(Debug, Clone, PartialEq)]
+        #[derive(Debug, Clone, PartialEq, #eq)]
         #non_exhaustive
         pub enum #name {
             #(#variants)*
@@ -203,7 +203,12 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream) -> TokenStream
 }
 
 /// A union decided by shape; serde tries the members in order, the catch-all last.
-pub fn untagged(def: &Def, members: &[UntaggedMember], type_docs: TokenStream) -> TokenStream {
+pub fn untagged(
+    def: &Def,
+    members: &[UntaggedMember],
+    type_docs: TokenStream,
+    eq: TokenStream,
+) -> TokenStream {
     let name = ident(&def.name);
     let variants = members.iter().map(|m| {
         let rust_name = ident(&m.rust_name);
@@ -218,7 +223,7 @@ pub fn untagged(def: &Def, members: &[UntaggedMember], type_docs: TokenStream) -
     });
     quote! {
         #type_docs
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, #eq Serialize, Deserialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
