@@ -146,13 +146,35 @@ impl Sanitizer {
 }
 
 /// A terminal's bytes as safe text, fed chunk by chunk.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// The text is a function of the bytes and of whether the stream has ended, whatever the
+/// chunking and however often [`TerminalText::finish`] is called: a `finish` shows an unfinished
+/// code point as U+FFFD provisionally, and bytes that arrive after it take that back and go on
+/// decoding (output after a terminal's exit status, or a replay that reports the exit first).
+/// Equality compares that state, not the scratch buffer.
+#[derive(Debug, Clone, Default)]
 pub struct TerminalText {
     utf8: Utf8Decoder,
     sanitizer: Sanitizer,
+    /// Scratch for one chunk's decoded text.
     decoded: String,
     text: String,
+    /// Set by `finish` when it showed an unfinished code point as U+FFFD: the text's length and
+    /// the sanitizer's state before it.
+    provisional: Option<(usize, Sanitizer)>,
 }
+
+impl PartialEq for TerminalText {
+    fn eq(&self, other: &Self) -> bool {
+        self.utf8 == other.utf8
+            && self.sanitizer == other.sanitizer
+            && self.text == other.text
+            && self.provisional.as_ref().map(|(len, _)| *len)
+                == other.provisional.as_ref().map(|(len, _)| *len)
+    }
+}
+
+impl Eq for TerminalText {}
 
 impl TerminalText {
     /// A transcript that keeps colours when `keep_colours` is set.
@@ -165,6 +187,10 @@ impl TerminalText {
 
     /// Appends a chunk of raw terminal bytes.
     pub fn push(&mut self, bytes: &[u8]) {
+        if let Some((len, sanitizer)) = self.provisional.take() {
+            self.text.truncate(len);
+            self.sanitizer = sanitizer;
+        }
         self.decoded.clear();
         self.utf8.decode(bytes, &mut self.decoded);
         self.sanitizer.feed(&self.decoded, &mut self.text);
@@ -175,11 +201,16 @@ impl TerminalText {
         &self.text
     }
 
-    /// Ends the stream: an unfinished code point at the end becomes U+FFFD.
+    /// Ends the stream (for now): an unfinished code point at the end shows as U+FFFD, until
+    /// more bytes come.
     pub fn finish(&mut self) {
-        self.decoded.clear();
-        self.utf8.finish(&mut self.decoded);
-        self.sanitizer.feed(&self.decoded, &mut self.text);
+        if self.provisional.is_some() || self.utf8.pending.is_empty() {
+            return;
+        }
+        self.provisional = Some((self.text.len(), self.sanitizer.clone()));
+        let mut replacement = [0u8; 4];
+        let replacement = char::REPLACEMENT_CHARACTER.encode_utf8(&mut replacement);
+        self.sanitizer.feed(replacement, &mut self.text);
     }
 
     /// Heap bytes held, by capacity.
@@ -217,6 +248,19 @@ mod tests {
         decoder.decode(b"x\xe2\x82", &mut out);
         decoder.finish(&mut out);
         assert_eq!(out, "x\u{fffd}");
+    }
+
+    #[test]
+    fn a_finish_is_taken_back_by_later_bytes() {
+        let mut text = TerminalText::new(false);
+        text.push(b"caf\xc3");
+        text.finish();
+        assert_eq!(text.text(), "caf\u{fffd}");
+        text.push(b"\xa9!");
+        assert_eq!(text.text(), "caf\u{e9}!");
+        let mut whole = TerminalText::new(false);
+        whole.push(b"caf\xc3\xa9!");
+        assert_eq!(text, whole, "the same bytes, the same state");
     }
 
     #[test]

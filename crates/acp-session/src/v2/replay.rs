@@ -99,19 +99,31 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         out.push(SessionUpdate::Notice(notice.clone()));
     }
     for compaction in state.compactions.iter() {
-        let status = compaction.status.clone();
-        let mut update = CompactionUpdate::new(
-            compaction.compaction_id.clone(),
-            status.unwrap_or(CompactionStatus::Completed),
-        );
+        // Known only from summary chunks: replayed as chunks, so it gets no status it never had.
+        let Some(status) = compaction.status.clone() else {
+            for block in &compaction.summary {
+                out.push(SessionUpdate::CompactionSummaryChunk(
+                    CompactionSummaryChunk::new(compaction.compaction_id.clone(), block.clone()),
+                ));
+            }
+            continue;
+        };
+        let mut update = CompactionUpdate::new(compaction.compaction_id.clone(), status);
         update.summary = Patch::Value(compaction.summary.clone());
         update.error = value_or_absent(compaction.error.clone());
         update.meta = value_or_absent(compaction.meta.clone());
         out.push(SessionUpdate::CompactionUpdate(update));
     }
+    for raw in &state.unknown_plans {
+        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
+            PlanUpdateContent::Other(raw.clone()),
+        )));
+    }
     for raw in &state.unknown {
         out.push(SessionUpdate::Other(raw.clone()));
     }
+    // What could not be applied, again: the replayed state reports the same problems.
+    out.extend(state.rejected.iter().cloned());
     out.extend(foreground(state));
     out
 }

@@ -90,10 +90,17 @@ pub struct SessionState {
     pub notices: Vec<Notice>,
     /// Context compactions.
     pub compactions: Keyed<CompactionId, Compaction>,
-    /// Updates (and plans) of kinds this build does not know, kept whole, in order.
+    /// Updates of kinds this build does not know, kept whole, in order.
     pub unknown: Vec<UnknownVariant>,
-    /// Updates that could not be applied (for example terminal data that is not base64).
+    /// Plan contents of kinds this build does not know (`plan_update` with an unknown `type`),
+    /// kept whole, in order.
+    pub unknown_plans: Vec<UnknownVariant>,
+    /// Why updates could not be applied (for example terminal data that is not base64).
     pub problems: Vec<String>,
+    /// The updates behind [`SessionState::problems`], kept whole so that a replay reports them
+    /// again.
+    #[serde(skip)]
+    pub rejected: Vec<SessionUpdate>,
 }
 
 impl SessionState {
@@ -133,19 +140,20 @@ impl SessionState {
             }
             SessionUpdate::TerminalUpdate(update) => {
                 let id = update.terminal_id.clone();
+                let kept = update.clone();
                 let result = self
                     .terminals
                     .upsert(&id, || Terminal::new(id.clone()))
                     .apply(update);
-                self.record(result);
+                self.record(result, || SessionUpdate::TerminalUpdate(kept));
             }
             SessionUpdate::TerminalOutputChunk(chunk) => {
-                let id = chunk.terminal_id;
+                let id = chunk.terminal_id.clone();
                 let result = self
                     .terminals
                     .upsert(&id, || Terminal::new(id.clone()))
                     .append(&chunk.data);
-                self.record(result);
+                self.record(result, || SessionUpdate::TerminalOutputChunk(chunk));
             }
             SessionUpdate::PlanUpdate(update) => match update.plan {
                 PlanUpdateContent::Items(items) => {
@@ -158,7 +166,7 @@ impl SessionState {
                     plan.entries = items.entries;
                     plan.meta = items.meta.into_option();
                 }
-                PlanUpdateContent::Other(raw) => self.unknown.push(raw),
+                PlanUpdateContent::Other(raw) => self.unknown_plans.push(raw),
                 // `PlanUpdateContent` is non-exhaustive: a variant a newer build adds is skipped.
                 _ => {}
             },
@@ -224,9 +232,14 @@ impl SessionState {
             .push(chunk.content);
     }
 
-    fn record<E: std::fmt::Display>(&mut self, result: Result<(), E>) {
+    fn record<E: std::fmt::Display>(
+        &mut self,
+        result: Result<(), E>,
+        update: impl FnOnce() -> SessionUpdate,
+    ) {
         if let Err(err) = result {
             self.problems.push(err.to_string());
+            self.rejected.push(update());
         }
     }
 }

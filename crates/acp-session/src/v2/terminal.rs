@@ -103,11 +103,16 @@ impl Terminal {
         result
     }
 
-    /// Appends one `terminal_output_chunk`, decoded on its own.
+    /// Appends one `terminal_output_chunk`, decoded on its own. After the exit status, the
+    /// end of the output is the end of the stream (an unfinished code point shows as U+FFFD), as
+    /// it is when the status comes after the output.
     pub(crate) fn append(&mut self, data: &str) -> Result<(), BadOutput> {
         let bytes = self.decode(data)?;
         self.transcript.push(&bytes);
         self.output.extend_from_slice(&bytes);
+        if self.has_exited() {
+            self.transcript.finish();
+        }
         Ok(())
     }
 
