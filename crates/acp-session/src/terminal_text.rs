@@ -6,6 +6,12 @@
 //! clipboard writes, OSC 8 hyperlinks), DCS / APC / PM / SOS strings, cursor movement, screen and
 //! mode control. Both carry their state across chunk boundaries, so an escape sequence or a code
 //! point split between two chunks is handled as if it had arrived whole.
+//!
+//! As a terminal does, CAN and SUB abort any control sequence or string, and an ESC inside a
+//! string ends it (and starts a new sequence) unless it is the ST terminator, so an unterminated
+//! OSC cannot swallow the rest of the output. Characters that reorder or hide text (BIDI
+//! embeddings, overrides and isolates, zero-width spaces, the BOM, a zero-width joiner outside a
+//! run of non-ASCII text) are shown escaped, as `<U+202E>`, never passed on.
 
 /// Incremental UTF-8 decoding.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,11 +75,15 @@ enum State {
     StrEscape,
 }
 
-/// Strips control sequences from decoded text; optionally keeps SGR colours.
+/// Strips control sequences from decoded text; optionally keeps SGR colours. A carriage return
+/// is not passed on: as on a terminal, what follows it overwrites the current line from its
+/// start (a progress counter `10%\r20%` reads `20%`, `abcdef\rXY` reads `XYcdef`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sanitizer {
     state: State,
     keep_colours: bool,
+    /// After a carriage return: the byte offset in the output where the next character goes.
+    overwrite_at: Option<usize>,
 }
 
 impl Sanitizer {
@@ -82,6 +92,7 @@ impl Sanitizer {
         Self {
             state: State::Ground,
             keep_colours,
+            overwrite_at: None,
         }
     }
 
@@ -93,14 +104,32 @@ impl Sanitizer {
     }
 
     fn step(&mut self, c: char, out: &mut String) {
+        // CAN and SUB abort whatever sequence or string is in progress.
+        if matches!(c, '\u{18}' | '\u{1a}') {
+            self.state = State::Ground;
+            return;
+        }
         match &mut self.state {
             State::Ground => match c {
                 '\u{1b}' => self.state = State::Escape,
                 '\u{9b}' => self.state = State::Csi(String::from("\u{1b}[")),
                 '\u{90}' | '\u{9d}' | '\u{98}' | '\u{9e}' | '\u{9f}' => self.state = State::Str,
-                '\n' | '\t' | '\r' => out.push(c),
+                '\n' => {
+                    self.overwrite_at = None;
+                    out.push('\n');
+                }
+                '\r' => {
+                    self.overwrite_at = Some(out.rfind('\n').map_or(0, |newline| newline + 1));
+                }
+                '\t' => self.emit("\t", out),
                 c if c.is_control() => {}
-                c => out.push(c),
+                c if hides_text(c, &out[..self.write_position(out)]) => {
+                    self.emit(&format!("<U+{:04X}>", u32::from(c)), out);
+                }
+                c => {
+                    let mut buf = [0u8; 4];
+                    self.emit(c.encode_utf8(&mut buf), out);
+                }
             },
             State::Escape => {
                 self.state = match c {
@@ -125,7 +154,8 @@ impl Sanitizer {
                             .chars()
                             .all(|p| p.is_ascii_digit() || p == ';');
                     if self.keep_colours && is_sgr {
-                        out.push_str(sequence);
+                        let sequence = std::mem::take(sequence);
+                        self.emit(&sequence, out);
                     }
                     self.state = State::Ground;
                 } else if !(('\u{20}'..='\u{3f}').contains(&c)) || sequence.len() > 64 {
@@ -139,9 +169,67 @@ impl Sanitizer {
                 _ => {}
             },
             State::StrEscape => {
-                self.state = if c == '\\' { State::Ground } else { State::Str };
+                if c == '\\' {
+                    self.state = State::Ground;
+                } else {
+                    // Not ST: the string ends here and the ESC starts a new sequence.
+                    self.state = State::Escape;
+                    self.step(c, out);
+                }
             }
         }
+    }
+}
+
+impl Sanitizer {
+    /// Writes display text: appended, or over the current line after a carriage return.
+    fn emit(&mut self, text: &str, out: &mut String) {
+        let Some(mut at) = self.overwrite_at else {
+            out.push_str(text);
+            return;
+        };
+        for c in text.chars() {
+            match out[at..].chars().next() {
+                Some(old) => {
+                    let mut buf = [0u8; 4];
+                    out.replace_range(at..at + old.len_utf8(), c.encode_utf8(&mut buf));
+                }
+                None => out.push(c),
+            }
+            at += c.len_utf8();
+            // A joiner that followed the overwritten character now follows this one: shown
+            // escaped if this one gives it no text to join.
+            if let Some(joiner @ ('\u{200c}' | '\u{200d}')) = out[at..].chars().next() {
+                if hides_text(joiner, &out[..at]) {
+                    let escaped = format!("<U+{:04X}>", u32::from(joiner));
+                    out.replace_range(at..at + joiner.len_utf8(), &escaped);
+                    at += escaped.len();
+                }
+            }
+        }
+        self.overwrite_at = (at < out.len()).then_some(at);
+    }
+
+    /// Where the next character goes: the end of the text, or a place in the current line.
+    fn write_position(&self, out: &str) -> usize {
+        self.overwrite_at.unwrap_or(out.len())
+    }
+}
+
+/// `true` for a character that reorders or hides the text around it: BIDI embeddings, overrides,
+/// isolates and marks; zero-width spaces, the word joiner and the BOM; a zero-width (non-)joiner
+/// unless it follows non-ASCII text (an emoji or a script sequence, where it belongs).
+fn hides_text(c: char, out: &str) -> bool {
+    match c {
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
+            true
+        }
+        '\u{200b}' | '\u{2060}' | '\u{feff}' => true,
+        '\u{200c}' | '\u{200d}' => !out
+            .chars()
+            .next_back()
+            .is_some_and(|prev| !prev.is_ascii() && !prev.is_whitespace() && !prev.is_control()),
+        _ => false,
     }
 }
 
@@ -159,9 +247,10 @@ pub struct TerminalText {
     /// Scratch for one chunk's decoded text.
     decoded: String,
     text: String,
-    /// Set by `finish` when it showed an unfinished code point as U+FFFD: the text's length and
-    /// the sanitizer's state before it.
-    provisional: Option<(usize, Sanitizer)>,
+    /// Set by `finish` when it showed an unfinished code point as U+FFFD: where it was written,
+    /// the text it replaced from there (after a carriage return it overwrites), and the
+    /// sanitizer's state before it.
+    provisional: Option<(usize, String, Sanitizer)>,
 }
 
 impl PartialEq for TerminalText {
@@ -169,8 +258,8 @@ impl PartialEq for TerminalText {
         self.utf8 == other.utf8
             && self.sanitizer == other.sanitizer
             && self.text == other.text
-            && self.provisional.as_ref().map(|(len, _)| *len)
-                == other.provisional.as_ref().map(|(len, _)| *len)
+            && self.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
+                == other.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
     }
 }
 
@@ -187,8 +276,9 @@ impl TerminalText {
 
     /// Appends a chunk of raw terminal bytes.
     pub fn push(&mut self, bytes: &[u8]) {
-        if let Some((len, sanitizer)) = self.provisional.take() {
-            self.text.truncate(len);
+        if let Some((at, tail, sanitizer)) = self.provisional.take() {
+            self.text.truncate(at);
+            self.text.push_str(&tail);
             self.sanitizer = sanitizer;
         }
         self.decoded.clear();
@@ -207,7 +297,8 @@ impl TerminalText {
         if self.provisional.is_some() || self.utf8.pending.is_empty() {
             return;
         }
-        self.provisional = Some((self.text.len(), self.sanitizer.clone()));
+        let at = self.sanitizer.write_position(&self.text);
+        self.provisional = Some((at, self.text[at..].to_owned(), self.sanitizer.clone()));
         let mut replacement = [0u8; 4];
         let replacement = char::REPLACEMENT_CHARACTER.encode_utf8(&mut replacement);
         self.sanitizer.feed(replacement, &mut self.text);
@@ -248,6 +339,132 @@ mod tests {
         decoder.decode(b"x\xe2\x82", &mut out);
         decoder.finish(&mut out);
         assert_eq!(out, "x\u{fffd}");
+    }
+
+    /// Seeded random terminal byte streams, cut into random chunks: the text never depends on the
+    /// chunking, and it never holds ESC, a C1 control, another control character but `\n` and
+    /// `\t`, or a character that reorders text.
+    #[test]
+    fn chunking_never_changes_the_text_and_the_text_is_always_safe() {
+        const PIECES: &[&[u8]] = &[
+            b"plain ",
+            b"\n",
+            b"\r",
+            b"\t",
+            b"\x1b",
+            b"[",
+            b"31m",
+            b"]0;",
+            b"\x07",
+            b"\\",
+            b"P",
+            b"\x18",
+            b"\x1a",
+            b"\xc2\x9b",
+            b"\xc2\x9d",
+            b"\xc2\x9c",
+            b"\xe2\x80\xae",
+            b"\xe2\x80\x8d",
+            b"\xf0\x9f\x98",
+            b"\x80",
+            b"\xff",
+            b"caf\xc3\xa9",
+            b"\x00",
+            b"\x7f",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            usize::try_from(state >> 33).unwrap_or(0) % below
+        };
+        for round in 0..2000 {
+            let mut bytes = Vec::new();
+            for _ in 0..1 + next(30) {
+                bytes.extend_from_slice(PIECES[next(PIECES.len())]);
+            }
+            for keep_colours in [false, true] {
+                let mut whole = TerminalText::new(keep_colours);
+                whole.push(&bytes);
+                let mut chunked = TerminalText::new(keep_colours);
+                let mut rest = bytes.as_slice();
+                while !rest.is_empty() {
+                    let (chunk, tail) = rest.split_at(1 + next(rest.len()));
+                    chunked.push(chunk);
+                    rest = tail;
+                }
+                assert_eq!(chunked.text(), whole.text(), "round {round}: {bytes:?}");
+                let bad = |c: char| {
+                    (c.is_control() && c != '\n' && c != '\t' && !(keep_colours && c == '\u{1b}'))
+                        || ('\u{80}'..='\u{9f}').contains(&c)
+                        || hides_text(c, "")
+                };
+                let text = whole.text();
+                for (i, c) in text.char_indices() {
+                    // A joiner is kept only where the rule keeps it: after non-ASCII text.
+                    let allowed_joiner =
+                        matches!(c, '\u{200c}' | '\u{200d}') && !hides_text(c, &text[..i]);
+                    assert!(
+                        !bad(c) || allowed_joiner,
+                        "round {round}: {c:?} in {text:?} from {bytes:?}"
+                    );
+                }
+                if keep_colours {
+                    // Only whole SGR sequences pass: every ESC starts `ESC [ digits ; m`.
+                    for (i, _) in whole.text().match_indices('\u{1b}') {
+                        let after = &whole.text()[i + 1..];
+                        let end = after.find('m').expect("an SGR ends with m");
+                        assert!(after.starts_with('['), "round {round}");
+                        assert!(after[1..end]
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || c == ';'));
+                    }
+                } else {
+                    assert!(!whole.text().contains('\u{1b}'), "round {round}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_carriage_return_rewrites_the_line_as_a_terminal_would() {
+        assert_eq!(transcript(&[b"10%\r20%\r30%\n"], false), "30%\n");
+        assert_eq!(transcript(&[b"abcdef\rXY"], false), "XYcdef");
+        assert_eq!(transcript(&[b"one\r\ntwo\r\n"], false), "one\ntwo\n");
+        assert_eq!(
+            transcript(&[b"done\n", b"sp\x1b[31moofed\r", b"ok"], false),
+            "done\nokoofed"
+        );
+        assert_eq!(transcript(&["caf\u{e9}\rX".as_bytes()], false), "Xaf\u{e9}");
+        // Chunking does not matter.
+        assert_eq!(transcript(&[b"abc", b"\r", b"X"], false), "Xbc");
+        // No carriage return ever reaches the text.
+        assert!(!transcript(&[b"a\rb\r"], false).contains('\r'));
+    }
+
+    #[test]
+    fn can_sub_and_a_new_escape_end_a_control_string() {
+        // An OSC that never ends must not swallow what follows CAN, SUB or a new sequence.
+        assert_eq!(transcript(&[b"\x1b]0;title", b"\x18after"], false), "after");
+        assert_eq!(transcript(&[b"\x1b]0;title\x1aafter"], false), "after");
+        assert_eq!(transcript(&[b"\x1bPdcs\x1b[31mafter"], false), "after");
+        assert_eq!(transcript(&[b"\x1b[31\x18after"], false), "after");
+        // ST still ends a string.
+        assert_eq!(transcript(&[b"\x1b]0;t\x1b\\after"], false), "after");
+    }
+
+    #[test]
+    fn bidi_and_invisible_characters_are_shown_escaped() {
+        let text = transcript(
+            &["safe \u{202e}txt.exe\u{202c} a\u{200b}b \u{feff}".as_bytes()],
+            false,
+        );
+        assert_eq!(text, "safe <U+202E>txt.exe<U+202C> a<U+200B>b <U+FEFF>");
+        // A joiner inside an emoji sequence stays; one between ASCII letters does not.
+        let family = "\u{1f468}\u{200d}\u{1f469}";
+        assert_eq!(transcript(&[family.as_bytes()], false), family);
+        assert_eq!(transcript(&["a\u{200d}b".as_bytes()], false), "a<U+200D>b");
     }
 
     #[test]
