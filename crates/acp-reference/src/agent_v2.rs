@@ -333,16 +333,17 @@ impl Handler for AgentV2 {
 }
 
 fn session_info(entry: &SessionEntry) -> SessionInfo {
-    let history = entry.session.history();
+    // The metadata alone: listing a session never clones its history.
+    let history_info = entry.session.info();
     let mut info = SessionInfo::new(entry.session.id().clone(), entry.cwd.as_str());
     let directories = entry.additional_directories();
     if !directories.is_empty() {
         info = info.additional_directories(directories);
     }
-    if let Some(title) = history.info.title {
+    if let Some(title) = history_info.title {
         info = info.title(title);
     }
-    if let Some(updated_at) = history.info.updated_at {
+    if let Some(updated_at) = history_info.updated_at {
         info = info.updated_at(updated_at);
     }
     info

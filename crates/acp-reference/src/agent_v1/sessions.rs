@@ -1,6 +1,7 @@
 //! The agent's v1 sessions: each an [`AgentSession`] (one prompt at a time, cancellation) plus
 //! what the agent keeps beside it: its working directory, mode and counters.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -72,10 +73,10 @@ impl SessionEntry {
     }
 }
 
-/// Every v1 session of the agent.
+/// Every v1 session of the agent, keyed by id.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    entries: Mutex<Vec<Arc<SessionEntry>>>,
+    entries: Mutex<HashMap<SessionId, Arc<SessionEntry>>>,
     next_id: AtomicU64,
 }
 
@@ -94,15 +95,14 @@ impl Sessions {
             prompts: AtomicU64::new(0),
             context_tokens: AtomicU64::new(0),
         });
-        lock(&self.entries).push(entry.clone());
+        lock(&self.entries).insert(entry.session.id().clone(), entry.clone());
         entry
     }
 
     /// The session; `-32002` when there is none.
     pub fn get(&self, session_id: &SessionId) -> Result<Arc<SessionEntry>, RpcError> {
         lock(&self.entries)
-            .iter()
-            .find(|entry| entry.session.id() == session_id)
+            .get(session_id)
             .cloned()
             .ok_or_else(|| not_found(session_id))
     }

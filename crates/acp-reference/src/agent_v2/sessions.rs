@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use acp_rpc::{codes, Connection, RpcError};
 use acp_session::v2::agent::{AgentSession, BusyPolicy};
 use acp_v2::{AbsolutePath, SessionId};
+use indexmap::IndexMap;
 
 use crate::script::MODES;
 
@@ -98,10 +99,10 @@ impl SessionEntry {
     }
 }
 
-/// Every session of the agent, in creation order.
+/// Every session of the agent, keyed by id (found in O(1)), in creation order.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    entries: Mutex<Vec<Arc<SessionEntry>>>,
+    entries: Mutex<IndexMap<SessionId, Arc<SessionEntry>>>,
     next_id: AtomicU64,
 }
 
@@ -123,15 +124,14 @@ impl Sessions {
             prompts: AtomicU64::new(0),
             context_tokens: AtomicU64::new(0),
         });
-        lock(&self.entries).push(entry.clone());
+        lock(&self.entries).insert(entry.session.id().clone(), entry.clone());
         entry
     }
 
     /// The session, active or not; `-32002` when there is none.
     pub fn get(&self, session_id: &SessionId) -> Result<Arc<SessionEntry>, RpcError> {
         lock(&self.entries)
-            .iter()
-            .find(|entry| entry.session.id() == session_id)
+            .get(session_id)
             .cloned()
             .ok_or_else(|| not_found(session_id))
     }
@@ -148,11 +148,11 @@ impl Sessions {
 
     /// Forgets a session (`session/delete`).
     pub fn remove(&self, session_id: &SessionId) {
-        lock(&self.entries).retain(|entry| entry.session.id() != session_id);
+        lock(&self.entries).shift_remove(session_id);
     }
 
     /// Every session, in creation order.
     pub fn all(&self) -> Vec<Arc<SessionEntry>> {
-        lock(&self.entries).clone()
+        lock(&self.entries).values().cloned().collect()
     }
 }
