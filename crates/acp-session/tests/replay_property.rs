@@ -148,3 +148,22 @@ fn replay_through_the_wire_folds_to_the_live_state() {
         );
     }
 }
+
+/// Found by the `reducer_replay` fuzz target: an unknown foreground state keeps the background
+/// work reported before it, and so must its replay.
+#[test]
+fn an_unknown_state_keeps_the_background_reported_before_it() {
+    let updates: Vec<SessionUpdate> = [
+        json!({"sessionUpdate": "state_update", "state": "running", "background": []}),
+        json!({"sessionUpdate": "state_update", "state": "compacting", "progress": 0.4}),
+    ]
+    .into_iter()
+    .map(|wire| serde_json::from_value(wire).expect("decodes"))
+    .collect();
+    let live = fold(updates);
+    let again = fold(replay(&live));
+    assert_eq!(
+        serde_json::to_value(&again).expect("state"),
+        serde_json::to_value(&live).expect("state")
+    );
+}

@@ -170,6 +170,15 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
             )));
         }
         ForegroundState::Unknown { raw } => {
+            // An unknown state keeps the background work reported before it: report that
+            // first (with a known state) when no idle above carried it already.
+            if fg.last_stop_reason.is_none() {
+                if let Patch::Value(work) = &background {
+                    let mut running = RunningStateUpdate::new();
+                    running.background = Patch::Value(work.clone());
+                    out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
+                }
+            }
             out.push(SessionUpdate::StateUpdate(StateUpdate::Other(raw.clone())))
         }
     }
