@@ -1,4 +1,4 @@
-//! Every top-level envelope of v1 and v2, stable and unstable: a line that parses as a JSON-RPC
+//! Every top-level envelope of v1 and v2, with the drafts (the models' `unstable` feature): a line that parses as a JSON-RPC
 //! request or notification is routed through each side's envelope for its method; whatever
 //! decodes re-encodes, decodes again to an equal value, and re-encodes to the same text.
 
@@ -29,12 +29,8 @@ fn every_envelope(method: &str, params: Option<&RawValue>, request: bool) {
     if request {
         stable::<acp_v2::ClientRequest>(method, params);
         stable::<acp_v2::AgentRequest>(method, params);
-        stable::<acp_v2::unstable::ClientRequest>(method, params);
-        stable::<acp_v2::unstable::AgentRequest>(method, params);
         stable::<acp_v1::ClientRequest>(method, params);
         stable::<acp_v1::AgentRequest>(method, params);
-        stable::<acp_v1::unstable::ClientRequest>(method, params);
-        stable::<acp_v1::unstable::AgentRequest>(method, params);
         // The same params as a result of the method.
         stable::<acp_v2::ClientResponse>(method, params);
         stable::<acp_v2::AgentResponse>(method, params);
@@ -43,12 +39,8 @@ fn every_envelope(method: &str, params: Option<&RawValue>, request: bool) {
     } else {
         stable::<acp_v2::ClientNotification>(method, params);
         stable::<acp_v2::AgentNotification>(method, params);
-        stable::<acp_v2::unstable::ClientNotification>(method, params);
-        stable::<acp_v2::unstable::AgentNotification>(method, params);
         stable::<acp_v1::ClientNotification>(method, params);
         stable::<acp_v1::AgentNotification>(method, params);
-        stable::<acp_v1::unstable::ClientNotification>(method, params);
-        stable::<acp_v1::unstable::AgentNotification>(method, params);
     }
 }
 

@@ -48,8 +48,8 @@ fn a_moved_copy_generates_into_the_workspace_it_runs_in() {
         String::from_utf8_lossy(&output.stderr)
     );
     for generated in [
-        "crates/acp-v1/src/generated/stable.rs",
-        "crates/acp-v2/src/generated/unstable.rs",
+        "crates/acp-v1/src/generated/models.rs",
+        "crates/acp-v2/src/generated/models.rs",
     ] {
         assert!(
             workspace.join(generated).is_file(),

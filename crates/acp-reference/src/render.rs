@@ -68,6 +68,8 @@ pub fn foreground(state: &SessionState) -> String {
         ForegroundState::RequiresAction => "requires action".to_owned(),
         ForegroundState::Idle => "idle".to_owned(),
         ForegroundState::Unknown { raw } => format!("unknown state `{}` (busy)", raw.tag()),
+        // The draft `unknown` state, and any state a newer build adds: busy, never idle.
+        _ => "unconfirmed (busy)".to_owned(),
     };
     match &state.foreground.last_stop_reason {
         Some(reason) => format!("{current} (last stop reason: {})", stop_reason(reason)),
@@ -136,6 +138,7 @@ fn render_message(out: &mut String, message: &Message) {
         Role::User => "user",
         Role::Agent => "agent",
         Role::Thought => "thought",
+        _ => "session",
     };
     let _ = writeln!(out, "  [{role}] {}", message.message_id.as_str());
     let mut text = String::new();

@@ -46,6 +46,19 @@ impl<K: Eq + Hash + Clone, V> Keyed<K, V> {
         self.index.get(key).map(|&i| &mut self.entries[i])
     }
 
+    /// Removes the entry for `key`, keeping the others in order. O(n): removals are rare (a
+    /// `plan_removed`), lookups and appends are not.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let position = self.index.remove(key)?;
+        let removed = self.entries.remove(position);
+        for slot in self.index.values_mut() {
+            if *slot > position {
+                *slot -= 1;
+            }
+        }
+        Some(removed)
+    }
+
     /// Every entry, in first-seen order.
     pub fn iter(&self) -> std::slice::Iter<'_, V> {
         self.entries.iter()

@@ -45,7 +45,9 @@ const BYTES: &[&[u8]] = &[
 fn update(rng: &mut Lcg) -> Value {
     let id = |rng: &mut Lcg, prefix: &str| format!("{prefix}_{}", rng.next(3));
     let text = |rng: &mut Lcg| format!("t{}", rng.next(100));
-    match rng.next(16) {
+    // Arms 16.. are the protocol's drafts: folded with `unstable`, unknown variants (kept and
+    // replayed whole) without it.
+    match rng.next(24) {
         0 => json!({"sessionUpdate": "user_message", "messageId": id(rng, "u"),
                     "content": [{"type": "text", "text": text(rng)}]}),
         1 => json!({"sessionUpdate": "agent_message_chunk", "messageId": id(rng, "a"),
@@ -98,6 +100,32 @@ fn update(rng: &mut Lcg) -> Value {
         13 => json!({"sessionUpdate": "state_update", "state": "idle",
                      "stopReason": *rng.pick(&["end_turn", "cancelled"])}),
         14 => json!({"sessionUpdate": "_acme/widget", "n": rng.next(9)}),
+        16 => {
+            json!({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": id(rng, "p"),
+                     "uri": format!("file:///{}.md", text(rng))}})
+        }
+        17 => json!({"sessionUpdate": "plan_update", "plan": {"type": "markdown",
+                     "planId": id(rng, "p"), "content": text(rng)}}),
+        18 => json!({"sessionUpdate": "plan_removed", "planId": id(rng, "p")}),
+        19 => {
+            let mut u = json!({"sessionUpdate": "subagent_update", "sessionId": id(rng, "s")});
+            match rng.next(3) {
+                0 => u["title"] = Value::Null,
+                1 => u["title"] = json!(text(rng)),
+                _ => u["state"] = json!({"state": *rng.pick(&["running", "unknown"])}),
+            }
+            u
+        }
+        20 => json!({"sessionUpdate": "session_message", "messageId": id(rng, "m"),
+                     "senderSessionId": id(rng, "s"),
+                     "content": [{"type": "text", "text": text(rng)}]}),
+        21 => json!({"sessionUpdate": "session_message_chunk", "messageId": id(rng, "m"),
+                     "content": {"type": "text", "text": text(rng)}}),
+        22 => json!({"sessionUpdate": "state_update", "state": "idle",
+                     "stopReason": *rng.pick(&["end_turn", "none"]),
+                     "usage": {"totalTokens": rng.next(99), "inputTokens": 1, "outputTokens": 2}}),
+        23 => json!({"sessionUpdate": "state_update", "state": "unknown",
+                     "background": [{"type": "subagent", "sessionId": id(rng, "s")}]}),
         _ => json!({"sessionUpdate": "agent_thought_chunk", "messageId": id(rng, "th"),
                     "content": {"type": "text", "text": text(rng)}}),
     }

@@ -186,14 +186,55 @@ fn methods_route_and_fail_with_typed_errors() {
     assert_eq!(<PromptRequest as Request>::METHOD, "session/prompt");
 }
 
-#[cfg(feature = "unstable")]
+/// A draft union member follows the feature: without `unstable` a `file` plan (a draft member of
+/// `PlanUpdateContent`) is an unknown variant kept whole; with it, a known member decoded strictly,
+/// so a malformed one is an error, never the fallback.
 #[test]
-fn unstable_surface_is_its_own_module() {
-    let update = acp_v2::unstable::ToolCallUpdate::new("t").title("x");
-    assert_eq!(
-        serde_json::to_value(&update).expect("encodes"),
-        json!({"toolCallId": "t", "title": "x"})
-    );
+fn draft_members_are_unknown_without_the_feature_and_strict_with_it() {
+    let file_plan = json!({"type": "file", "planId": "p1", "uri": "file:///plan.md"});
+    let malformed = json!({"type": "file", "planId": "p1"});
+    let decoded: acp_v2::PlanUpdateContent =
+        serde_json::from_value(file_plan.clone()).expect("decodes");
+    assert_eq!(serde_json::to_value(&decoded).expect("encodes"), file_plan);
+    let malformed_result = serde_json::from_value::<acp_v2::PlanUpdateContent>(malformed.clone());
+    if cfg!(feature = "unstable") {
+        assert_eq!(decoded.tag(), Some("file"));
+        assert!(
+            !matches!(decoded, acp_v2::PlanUpdateContent::Other(_)),
+            "{decoded:?}"
+        );
+        assert!(malformed_result.is_err(), "{malformed_result:?}");
+    } else {
+        assert!(
+            matches!(&decoded, acp_v2::PlanUpdateContent::Other(raw) if raw.tag() == "file"),
+            "{decoded:?}"
+        );
+        let kept = malformed_result.expect("an unknown member is kept, whatever its body");
+        assert_eq!(serde_json::to_value(&kept).expect("encodes"), malformed);
+    }
+}
+
+/// A draft method follows the feature too: `session/fork` routes to its params type with
+/// `unstable`, and is an unknown method without it.
+#[test]
+fn draft_methods_follow_the_feature() {
+    let params =
+        serde_json::value::to_raw_value(&json!({"sessionId": "s1", "cwd": "/w"})).expect("raw");
+    let routed = acp_v2::ClientRequest::from_method_and_params("session/fork", Some(&params));
+    if cfg!(feature = "unstable") {
+        assert_eq!(
+            routed.expect("a known draft method").method(),
+            "session/fork"
+        );
+    } else {
+        assert!(
+            matches!(
+                routed,
+                Err(acp_v2::MethodDecodeError::UnknownMethod { ref method }) if method == "session/fork"
+            ),
+            "{routed:?}"
+        );
+    }
 }
 
 #[test]

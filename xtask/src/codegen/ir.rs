@@ -22,6 +22,8 @@ pub struct Def {
     pub from_defs: bool,
     /// What kind of type it is.
     pub kind: DefKind,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// The shapes the ACP schemas use.
@@ -82,6 +84,8 @@ pub struct Field {
     pub default_on_null: bool,
     /// `x-deserialize-skip-invalid-items`.
     pub skip_invalid_items: bool,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// Required / optional × nullable.
@@ -155,6 +159,8 @@ pub struct ConstVariant<V> {
     pub rust_name: String,
     /// Its description.
     pub docs: Option<String>,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// A variant name with its docs.
@@ -192,6 +198,8 @@ pub struct TaggedVariant {
     pub docs: Option<String>,
     /// What the rest of the object holds.
     pub body: Option<String>,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// A member of an untagged union.
@@ -203,6 +211,8 @@ pub struct UntaggedMember {
     pub docs: Option<String>,
     /// Its type; `None` for the `null` member.
     pub ty: Option<Ty>,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// A JSON-RPC envelope: the methods one side sends, routed by method name.
@@ -227,6 +237,8 @@ pub struct EnvelopeMember {
     pub def: String,
     /// The wire method.
     pub method: String,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// The three kinds of JSON-RPC message.
@@ -255,4 +267,6 @@ pub struct Method {
     pub response: Option<String>,
     /// `false` for a method no envelope lists (`$/cancel_request` in newer schemas).
     pub in_envelope: bool,
+    /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }

@@ -1,13 +1,15 @@
-//! `cargo xtask codegen`: the four ACP schemas → the generated model modules.
+//! `cargo xtask codegen`: the four ACP schemas → one generated model module per protocol version.
 //!
 //! The pipeline, one module per stage: [`schema`] loads a file, [`classify`] recognises the ACP
-//! conventions and builds the [`ir`], [`emit`] turns the IR into Rust tokens, and [`output`]
+//! conventions and builds the [`ir`], [`merge`] folds a version's unstable schema into its stable
+//! one (draft additions marked, anything else an error), [`emit`] turns the IR into Rust tokens, and [`output`]
 //! formats them with prettyplease and writes (or, with `--check`, compares) the files. The same
 //! [`generate`] function serves both modes, so the check cannot drift from the generator.
 
 pub mod classify;
 pub mod emit;
 pub mod ir;
+pub mod merge;
 pub mod naming;
 pub mod output;
 pub mod schema;
@@ -37,11 +39,13 @@ impl CodegenError {
     }
 }
 
-/// One schema file and the files generated from it.
+/// One protocol version: its stable and unstable schemas, merged into one module.
 pub struct Target {
-    /// The schema, relative to the schema directory (`v2/schema.unstable.json`).
-    pub schema: &'static str,
-    /// The generated module (`crates/acp-v2/src/generated/unstable.rs`).
+    /// The stable schema, relative to the schema directory (`v2/schema.json`).
+    pub stable: &'static str,
+    /// The unstable schema, whose additions are emitted behind `cfg(feature = "unstable")`.
+    pub unstable: &'static str,
+    /// The generated module (`crates/acp-v2/src/generated/models.rs`).
     pub module: &'static str,
     /// The generated test registry.
     pub registry: &'static str,
@@ -49,46 +53,59 @@ pub struct Target {
     pub module_path: &'static str,
 }
 
-/// The four schemas: protocol v1 and v2, stable and unstable surfaces, each its own module.
+/// Protocol v1 and v2: one type universe each, the draft surface behind the `unstable` feature.
 pub const TARGETS: &[Target] = &[
     Target {
-        schema: "v1/schema.json",
-        module: "crates/acp-v1/src/generated/stable.rs",
-        registry: "crates/acp-v1/tests/generated/registry_stable.rs",
+        stable: "v1/schema.json",
+        unstable: "v1/schema.unstable.json",
+        module: "crates/acp-v1/src/generated/models.rs",
+        registry: "crates/acp-v1/tests/generated/registry.rs",
         module_path: "acp_v1",
     },
     Target {
-        schema: "v1/schema.unstable.json",
-        module: "crates/acp-v1/src/generated/unstable.rs",
-        registry: "crates/acp-v1/tests/generated/registry_unstable.rs",
-        module_path: "acp_v1::unstable",
-    },
-    Target {
-        schema: "v2/schema.json",
-        module: "crates/acp-v2/src/generated/stable.rs",
-        registry: "crates/acp-v2/tests/generated/registry_stable.rs",
+        stable: "v2/schema.json",
+        unstable: "v2/schema.unstable.json",
+        module: "crates/acp-v2/src/generated/models.rs",
+        registry: "crates/acp-v2/tests/generated/registry.rs",
         module_path: "acp_v2",
-    },
-    Target {
-        schema: "v2/schema.unstable.json",
-        module: "crates/acp-v2/src/generated/unstable.rs",
-        registry: "crates/acp-v2/tests/generated/registry_unstable.rs",
-        module_path: "acp_v2::unstable",
     },
 ];
 
-/// What one schema produced, for `--stats`.
+/// What one version produced, for `--stats`.
 pub struct Stats {
-    /// The schema file.
-    pub schema: &'static str,
-    /// `$defs` entries.
-    pub defs: usize,
-    /// Types generated, lifted inline types included.
-    pub types: usize,
-    /// Methods in the method table.
-    pub methods: usize,
+    /// The module generated.
+    pub module: &'static str,
+    /// `$defs` entries of the stable and the unstable schema.
+    pub defs: (usize, usize),
+    /// Types generated (lifted inline types included), and how many are unstable-only.
+    pub types: (usize, usize),
+    /// Methods in the method table, and how many are unstable-only.
+    pub methods: (usize, usize),
     /// Lines of the generated module.
     pub lines: usize,
+}
+
+/// One schema file, read and classified.
+struct Loaded {
+    source: String,
+    text: String,
+    defs: usize,
+    module: ir::Module,
+}
+
+fn load(schema_dir: &Path, file: &str) -> Result<Loaded, CodegenError> {
+    let path = schema_dir.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CodegenError::new(path.display(), format!("cannot read: {e}")))?;
+    let schema =
+        schema::Schema::parse(&text).map_err(|e| CodegenError::new(path.display(), e.message))?;
+    let module = classify::classify(&schema)?;
+    Ok(Loaded {
+        source: format!("schema/{file}"),
+        defs: schema.defs().count(),
+        text,
+        module,
+    })
 }
 
 /// Generates every file from the schemas under `schema_dir`, in memory.
@@ -96,30 +113,39 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
     let mut files = Vec::new();
     let mut stats = Vec::new();
     for target in TARGETS {
-        let source = format!("schema/{}", target.schema);
-        let path = schema_dir.join(target.schema);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| CodegenError::new(path.display(), format!("cannot read: {e}")))?;
-        let schema = schema::Schema::parse(&text)
-            .map_err(|e| CodegenError::new(path.display(), e.message))?;
-        let module = classify::classify(&schema)?;
-        let schema_text = text;
-        let text = output::render(emit::module(&module), &source, &schema_text)?;
+        let stable = load(schema_dir, target.stable)?;
+        let unstable = load(schema_dir, target.unstable)?;
+        let module = merge::merge(stable.module, unstable.module)?;
+        let sources = [
+            (stable.source.as_str(), stable.text.as_str()),
+            (unstable.source.as_str(), unstable.text.as_str()),
+        ];
+        let text = output::render(emit::module(&module), &sources)?;
         stats.push(Stats {
-            schema: target.schema,
-            defs: schema.defs().count(),
-            types: module.defs.len(),
-            methods: module.methods.len(),
+            module: target.module,
+            defs: (stable.defs, unstable.defs),
+            types: (
+                module.defs.len(),
+                module.defs.iter().filter(|d| d.unstable).count(),
+            ),
+            methods: (
+                module.methods.len(),
+                module.methods.iter().filter(|m| m.unstable).count(),
+            ),
             lines: text.lines().count(),
         });
         files.push(GeneratedFile {
             path: PathBuf::from(target.module),
             text,
         });
-        let registry = emit::registry::registry(&module, target.module_path, &source);
+        let registry = emit::registry::registry(
+            &module,
+            target.module_path,
+            (&stable.source, &unstable.source),
+        );
         files.push(GeneratedFile {
             path: PathBuf::from(target.registry),
-            text: output::render(registry, &source, &schema_text)?,
+            text: output::render(registry, &sources)?,
         });
     }
     Ok((files, stats))
@@ -132,8 +158,8 @@ pub fn run(root: &Path, check: bool, show_stats: bool) -> Result<(), String> {
     if show_stats {
         for s in &stats {
             println!(
-                "{:<26} {:>4} $defs  {:>4} types  {:>3} methods  {:>6} lines",
-                s.schema, s.defs, s.types, s.methods, s.lines
+                "{:<40} {:>4}/{:<4} $defs  {:>4} types ({:>3} unstable)  {:>3} methods ({:>2} unstable)  {:>6} lines",
+                s.module, s.defs.0, s.defs.1, s.types.0, s.types.1, s.methods.0, s.methods.1, s.lines
             );
         }
         println!("generated in {} ms", started.elapsed().as_millis());

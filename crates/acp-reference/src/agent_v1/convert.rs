@@ -70,6 +70,11 @@ pub fn check_environment(
             McpServer::Stdio(stdio) => validate::mcp_stdio(index, &stdio.name, &stdio.command)?,
             McpServer::Http(http) => validate::mcp_http(index, &http.name, &http.url)?,
             McpServer::Sse(_) => return Err(validate::unsupported_transport(index, "sse")),
+            // Draft transports (`acp` with `unstable`): this agent connects to none of them.
+            other => {
+                let transport = other.tag().unwrap_or("unknown");
+                return Err(validate::unsupported_transport(index, transport));
+            }
         }
     }
     Ok(())

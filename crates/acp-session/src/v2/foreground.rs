@@ -7,6 +7,7 @@ use serde::Serialize;
 /// The session's foreground state.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ForegroundState {
     /// No `state_update` yet.
     #[default]
@@ -17,6 +18,10 @@ pub enum ForegroundState {
     RequiresAction,
     /// No foreground work; a new prompt can be processed.
     Idle,
+    /// The agent cannot currently determine foreground activity (the draft `unknown` state):
+    /// treated as busy, never idle.
+    #[cfg(feature = "unstable")]
+    Unconfirmed,
     /// A state this build does not know: treated as busy, never idle.
     Unknown {
         /// The update as received.
@@ -36,6 +41,10 @@ pub struct Foreground {
     /// The last complete snapshot of background work, when the agent reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background: Option<Vec<BackgroundWork>>,
+    /// The token usage of the last completed foreground work (a draft: idle `usage`).
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_usage: Option<acp_v2::Usage>,
 }
 
 impl Foreground {
@@ -47,7 +56,17 @@ impl Foreground {
             ForegroundState::Running
                 | ForegroundState::RequiresAction
                 | ForegroundState::Unknown { .. }
-        )
+        ) || self.is_unconfirmed()
+    }
+
+    #[cfg(feature = "unstable")]
+    fn is_unconfirmed(&self) -> bool {
+        self.state == ForegroundState::Unconfirmed
+    }
+
+    #[cfg(not(feature = "unstable"))]
+    fn is_unconfirmed(&self) -> bool {
+        false
     }
 
     pub(crate) fn apply(&mut self, update: StateUpdate) {
@@ -62,10 +81,20 @@ impl Foreground {
             }
             StateUpdate::Idle(idle) => {
                 self.state = ForegroundState::Idle;
+                // Omitted and `null` both mean "not reported": the last report stays.
+                #[cfg(feature = "unstable")]
+                if let Patch::Value(usage) = idle.usage {
+                    self.last_usage = Some(usage);
+                }
                 if idle.stop_reason != IdleStateUpdateStopReason::None {
                     self.last_stop_reason = Some(idle.stop_reason);
                 }
                 idle.background
+            }
+            #[cfg(feature = "unstable")]
+            StateUpdate::Unknown(unknown) => {
+                self.state = ForegroundState::Unconfirmed;
+                unknown.background
             }
             StateUpdate::Other(raw) => {
                 self.state = ForegroundState::Unknown { raw };

@@ -9,6 +9,7 @@ use crate::meta::patch_meta;
 /// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Role {
     /// `user_message` / `user_message_chunk`.
     User,
@@ -16,6 +17,9 @@ pub enum Role {
     Agent,
     /// `agent_thought` / `agent_thought_chunk`.
     Thought,
+    /// `session_message` / `session_message_chunk` (a draft): a message between sessions.
+    #[cfg(feature = "unstable")]
+    Session,
 }
 
 /// One message of the session history.
@@ -30,6 +34,10 @@ pub struct Message {
     /// Its stored `_meta`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// A session message's sessions and views (`Role::Session` only).
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<super::drafts::SessionRoute>,
 }
 
 impl Message {
@@ -39,6 +47,8 @@ impl Message {
             role,
             content: Vec::new(),
             meta: None,
+            #[cfg(feature = "unstable")]
+            route: None,
         }
     }
 

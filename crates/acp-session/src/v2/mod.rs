@@ -1,6 +1,8 @@
 //! Protocol v2: the client-side reducer of `session/update` and compact replay.
 
 pub mod agent;
+#[cfg(feature = "unstable")]
+mod drafts;
 mod foreground;
 mod message;
 pub mod replay;
@@ -9,6 +11,8 @@ mod terminal;
 mod tool_call;
 mod turn_queue;
 
+#[cfg(feature = "unstable")]
+pub use drafts::{SessionRoute, Subagent};
 pub use foreground::{Foreground, ForegroundState};
 pub use message::{Message, Role};
 pub use state::{Compaction, Plan, SessionInfo, SessionState};

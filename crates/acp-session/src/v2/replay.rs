@@ -39,6 +39,8 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
                 m.meta = meta;
                 SessionUpdate::AgentThought(m)
             }
+            #[cfg(feature = "unstable")]
+            Role::Session => super::drafts::replay_session_message(message),
         });
     }
     for call in state.tool_calls.iter() {
@@ -68,12 +70,19 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         out.push(SessionUpdate::TerminalUpdate(update));
     }
     for plan in state.plans.iter() {
+        #[cfg(feature = "unstable")]
+        if let Some(update) = super::drafts::replay_plan_document(plan) {
+            out.push(update);
+            continue;
+        }
         let mut items = PlanItems::new(plan.plan_id.clone(), plan.entries.clone());
         items.meta = value_or_absent(plan.meta.clone());
         out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
             PlanUpdateContent::Items(items),
         )));
     }
+    #[cfg(feature = "unstable")]
+    super::drafts::replay_subagents(state, &mut out);
     if let Some(options) = &state.config_options {
         out.push(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             options.clone(),
@@ -144,14 +153,28 @@ pub fn current_state(state: &SessionState) -> SessionUpdate {
 fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
     let fg = &state.foreground;
     let background = value_or_absent(fg.background.clone());
+    // The draft `usage` of completed work rides on the first idle update replayed.
+    #[cfg(feature = "unstable")]
+    let usage = std::cell::Cell::new(fg.last_usage.clone());
     let idle = |stop_reason: IdleStateUpdateStopReason| {
         let mut idle = IdleStateUpdate::new(stop_reason);
         idle.background = background.clone();
+        #[cfg(feature = "unstable")]
+        {
+            idle.usage = value_or_absent(usage.take());
+        }
         SessionUpdate::StateUpdate(StateUpdate::Idle(idle))
     };
     let mut out = Vec::new();
     if let Some(reason) = &fg.last_stop_reason {
         out.push(idle(reason.clone()));
+    }
+    // Usage known while no idle update is replayed below: an idle without a stop reason carries
+    // it, and the current state follows.
+    #[cfg(feature = "unstable")]
+    if fg.last_stop_reason.is_none() && fg.last_usage.is_some() && fg.state != ForegroundState::Idle
+    {
+        out.push(idle(IdleStateUpdateStopReason::None));
     }
     match &fg.state {
         ForegroundState::NotReported => {}
@@ -169,6 +192,12 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
                 waiting,
             )));
         }
+        #[cfg(feature = "unstable")]
+        ForegroundState::Unconfirmed => {
+            let mut unknown = UnknownStateUpdate::new();
+            unknown.background = background;
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Unknown(unknown)));
+        }
         ForegroundState::Unknown { raw } => {
             // An unknown state keeps the background work reported before it: report that
             // first (with a known state) when no idle above carried it already.
@@ -185,6 +214,7 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
     out
 }
 
-fn value_or_absent<T>(value: Option<T>) -> Patch<T> {
+/// `Some` as a value, `None` as omitted.
+pub(super) fn value_or_absent<T>(value: Option<T>) -> Patch<T> {
     value.map_or(Patch::Absent, Patch::Value)
 }

@@ -27,6 +27,22 @@ pub struct Plan {
     /// The `_meta` of the last update.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// A `file` or `markdown` plan (drafts): its last content, whole. `entries` is then empty.
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<PlanUpdateContent>,
+}
+
+impl Plan {
+    pub(crate) fn new(plan_id: PlanId) -> Self {
+        Self {
+            plan_id,
+            entries: Vec::new(),
+            meta: None,
+            #[cfg(feature = "unstable")]
+            document: None,
+        }
+    }
 }
 
 /// Session metadata from `session_info_update`.
@@ -73,6 +89,10 @@ pub struct SessionState {
     pub terminals: Keyed<TerminalId, Terminal>,
     /// Plans in first-seen order.
     pub plans: Keyed<PlanId, Plan>,
+    /// Child sessions reported by `subagent_update` (a draft), in first-seen order.
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "Keyed::is_empty")]
+    pub subagents: Keyed<acp_v2::SessionId, super::drafts::Subagent>,
     /// The configuration options, as last sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_options: Option<Vec<SessionConfigOption>>,
@@ -158,13 +178,17 @@ impl SessionState {
             SessionUpdate::PlanUpdate(update) => match update.plan {
                 PlanUpdateContent::Items(items) => {
                     let id = items.plan_id;
-                    let plan = self.plans.upsert(&id, || Plan {
-                        plan_id: id.clone(),
-                        entries: Vec::new(),
-                        meta: None,
-                    });
+                    let plan = self.plans.upsert(&id, || Plan::new(id.clone()));
                     plan.entries = items.entries;
                     plan.meta = items.meta.into_option();
+                    #[cfg(feature = "unstable")]
+                    {
+                        plan.document = None;
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                document @ (PlanUpdateContent::File(_) | PlanUpdateContent::Markdown(_)) => {
+                    self.plan_document(document)
                 }
                 PlanUpdateContent::Other(raw) => self.unknown_plans.push(raw),
                 // `PlanUpdateContent` is non-exhaustive: a variant a newer build adds is skipped.
@@ -215,7 +239,13 @@ impl SessionState {
                     .push(chunk.content);
             }
             SessionUpdate::Other(raw) => self.unknown.push(raw),
+            #[cfg(feature = "unstable")]
+            draft => {
+                // Every draft variant is folded; what remains is a variant a newer build adds.
+                let _ = self.apply_draft(draft);
+            }
             // `SessionUpdate` is non-exhaustive: a variant a newer build adds is skipped.
+            #[cfg(not(feature = "unstable"))]
             _ => {}
         }
     }

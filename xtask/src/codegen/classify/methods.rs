@@ -63,6 +63,7 @@ pub(super) fn envelope(schema: &Schema, node: Node) -> Result<Option<Envelope>, 
             .ok_or_else(|| CodegenError::new(node.path, format!("`$ref` to missing `{target}`")))?;
         match def.get("x-method").and_then(Value::as_str) {
             Some(method) => members.push(EnvelopeMember {
+                unstable: false,
                 rust_name: pascal(title),
                 docs,
                 def: target.to_owned(),
@@ -143,6 +144,7 @@ pub(super) fn methods(
                 ));
             }
             out.push(Method {
+                unstable: false,
                 name: method.clone(),
                 side: side.clone(),
                 params: (*name).to_owned(),

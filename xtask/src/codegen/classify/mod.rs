@@ -67,6 +67,7 @@ impl Classifier<'_> {
         let docs = node.description();
         let kind = self.def_kind(name, node)?;
         Ok(Def {
+            unstable: false,
             name: name.to_owned(),
             docs,
             from_defs: true,
@@ -131,6 +132,7 @@ impl Classifier<'_> {
     ) -> Result<String, CodegenError> {
         let structure = self.structure(&name, node, skip)?;
         self.lifted.push(Def {
+            unstable: false,
             name: name.clone(),
             docs,
             from_defs: false,
@@ -234,6 +236,7 @@ impl Classifier<'_> {
         }
         let kind = self.union(&union_name, &members)?;
         self.lifted.push(Def {
+            unstable: false,
             name: union_name.clone(),
             docs,
             from_defs: false,
@@ -280,6 +283,7 @@ impl Classifier<'_> {
                 let rust_name = pascal(member.str("title").unwrap_or(value));
                 let body = self.variant_body(owner, &rust_name, tag, *member)?;
                 union.variants.push(TaggedVariant {
+                    unstable: false,
                     value: value.to_owned(),
                     rust_name,
                     docs,
@@ -379,6 +383,7 @@ impl Classifier<'_> {
             if let Some(target) = member.reference()? {
                 member.only(&["allOf", "$ref"])?;
                 out.push(UntaggedMember {
+                    unstable: false,
                     rust_name: pascal(title.unwrap_or(target)),
                     docs,
                     ty: Some(Ty::Named(target.to_owned())),
@@ -388,6 +393,7 @@ impl Classifier<'_> {
             let types = member.types();
             if types == ["null"] {
                 out.push(UntaggedMember {
+                    unstable: false,
                     rust_name: pascal(title.unwrap_or("null")),
                     docs,
                     ty: None,
@@ -402,6 +408,7 @@ impl Classifier<'_> {
                 let name =
                     self.lift_struct(format!("{owner}{rust_name}"), *member, None, docs.clone())?;
                 out.push(UntaggedMember {
+                    unstable: false,
                     rust_name,
                     docs,
                     ty: Some(Ty::Named(name)),
@@ -418,6 +425,7 @@ impl Classifier<'_> {
             }
             let rust_name = pascal(title.unwrap_or(type_word(&ty)));
             let entry = UntaggedMember {
+                unstable: false,
                 rust_name,
                 docs,
                 ty: Some(ty.clone()),
@@ -505,6 +513,7 @@ fn const_enum(members: &[Node]) -> Result<Option<DefKind>, CodegenError> {
                 let rust_name = pascal(m.str("title").unwrap_or(value));
                 names.insert(rust_name.clone());
                 str_variants.push(ConstVariant {
+                    unstable: false,
                     value: value.clone(),
                     rust_name,
                     docs,
@@ -520,6 +529,7 @@ fn const_enum(members: &[Node]) -> Result<Option<DefKind>, CodegenError> {
                 let rust_name = pascal(title);
                 names.insert(rust_name.clone());
                 int_variants.push(ConstVariant {
+                    unstable: false,
                     value,
                     rust_name,
                     docs,
@@ -647,6 +657,7 @@ fn field(
         (false, true) => Presence::OptionalNullable,
     };
     let field = Field {
+        unstable: false,
         json_name: json_name.to_owned(),
         rust_name: snake(json_name),
         docs: node.description(),

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{docs, ident, int_type};
+use super::{docs, gate, ident, int_type};
 use crate::codegen::ir::{ConstEnum, ConstVariant, Def, IntKind};
 
 /// One variant per known constant, documented; `rename` adds serde's wire name (closed enums
@@ -18,12 +18,13 @@ fn const_variants<V: std::fmt::Display>(
             let rust_name = ident(&v.rust_name);
             let value = v.value.to_string();
             let d = docs(v.docs.as_deref(), &format!("`{value}`"));
+            let cfg = gate(v.unstable);
             let rename = if rename {
                 quote!(#[serde(rename = #value)])
             } else {
                 quote!()
             };
-            quote!(#d #rename #rust_name,)
+            quote!(#d #cfg #rename #rust_name,)
         })
         .collect()
 }
@@ -34,10 +35,11 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
     let variants = const_variants(&e.variants, false);
     let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
     let values: Vec<_> = e.variants.iter().map(|v| v.value.as_str()).collect();
+    let cfgs: Vec<_> = e.variants.iter().map(|v| gate(v.unstable)).collect();
     let common = quote! {
         impl #name {
             /// The values this build knows, in schema order.
-            pub const KNOWN: &'static [#name] = &[#(#name::#names),*];
+            pub const KNOWN: &'static [#name] = &[#(#cfgs #name::#names),*];
 
             /// The values this build knows, in schema order.
             pub fn known() -> &'static [#name] {
@@ -46,7 +48,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
 
             fn from_known(value: &str) -> Option<Self> {
                 match value {
-                    #(#values => Some(Self::#names),)*
+                    #(#cfgs #values => Some(Self::#names),)*
                     _ => None,
                 }
             }
@@ -60,9 +62,16 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
     };
     let closed_variants = const_variants(&e.variants, true);
     let Some(other) = &e.other else {
+        // A closed enum with draft values is not exhaustive: the feature may be on in the build.
+        let non_exhaustive = if e.variants.iter().any(|v| v.unstable) {
+            quote!(#[non_exhaustive])
+        } else {
+            quote!()
+        };
         return quote! {
             #type_docs
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+            #non_exhaustive
             pub enum #name {
                 #(#closed_variants)*
             }
@@ -73,7 +82,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
                 /// The wire value.
                 pub fn as_str(&self) -> &'static str {
                     match self {
-                        #(Self::#names => #values,)*
+                        #(#cfgs Self::#names => #values,)*
                     }
                 }
             }
@@ -107,7 +116,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
             /// The wire value.
             pub fn as_str(&self) -> &str {
                 match self {
-                    #(Self::#names => #values,)*
+                    #(#cfgs Self::#names => #values,)*
                     Self::#other_name(value) => value,
                 }
             }
@@ -172,6 +181,7 @@ pub fn int_enum(
         .iter()
         .map(|v| syn::LitInt::new(&v.value.to_string(), proc_macro2::Span::call_site()))
         .collect();
+    let cfgs: Vec<_> = e.variants.iter().map(|v| gate(v.unstable)).collect();
     let (other_variant, other_arm, from_other, is_known) = match &e.other {
         Some(other) => {
             let other_name = ident(&other.rust_name);
@@ -198,7 +208,7 @@ pub fn int_enum(
             impl From<#int> for #name {
                 fn from(code: #int) -> Self {
                     match code {
-                        #(#values => Self::#names,)*
+                        #(#cfgs #values => Self::#names,)*
                         code => #from_other,
                     }
                 }
@@ -216,7 +226,7 @@ pub fn int_enum(
                 type Error = #int;
                 fn try_from(code: #int) -> Result<Self, #int> {
                     Ok(match code {
-                        #(#values => Self::#names,)*
+                        #(#cfgs #values => Self::#names,)*
                         code => #from_other,
                     })
                 }
@@ -241,7 +251,7 @@ pub fn int_enum(
 
         impl #name {
             /// The codes this build knows, in schema order.
-            pub const KNOWN: &'static [#name] = &[#(#name::#names),*];
+            pub const KNOWN: &'static [#name] = &[#(#cfgs #name::#names),*];
 
             /// The codes this build knows, in schema order.
             pub fn known() -> &'static [#name] {
@@ -251,7 +261,7 @@ pub fn int_enum(
             /// The numeric code.
             pub fn code(&self) -> #int {
                 match self {
-                    #(Self::#names => #values,)*
+                    #(#cfgs Self::#names => #values,)*
                     #other_arm
                 }
             }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{docs, ident};
+use super::{docs, gate, ident};
 use crate::codegen::ir::{Def, Envelope, MessageKind, Module};
 use crate::codegen::naming::upper_snake;
 
@@ -22,12 +22,13 @@ pub fn envelope(def: &Def, e: &Envelope, type_docs: TokenStream) -> TokenStream 
         let ty = ident(&m.def);
         let method = &m.method;
         let d = docs(m.docs.as_deref(), &format!("`{method}`"));
-        variants.push(quote!(#d #variant(#ty),));
-        method_arms.push(quote!(Self::#variant(_) => #method,));
+        let cfg = gate(m.unstable);
+        variants.push(quote!(#d #cfg #variant(#ty),));
+        method_arms.push(quote!(#cfg Self::#variant(_) => #method,));
         decode_arms.push(
-            quote!(#method => ::acp_support::method::decode(method, params).map(Self::#variant),),
+            quote!(#cfg #method => ::acp_support::method::decode(method, params).map(Self::#variant),),
         );
-        encode_arms.push(quote!(Self::#variant(value) => value.serialize(serializer),));
+        encode_arms.push(quote!(#cfg Self::#variant(value) => value.serialize(serializer),));
     }
     let ext_arm = match &e.ext {
         Some(ext) => {
@@ -117,15 +118,20 @@ pub fn envelope(def: &Def, e: &Envelope, type_docs: TokenStream) -> TokenStream 
 /// `Request` / `Notification` impls and the `methods` constants.
 pub fn tables(module: &Module) -> TokenStream {
     let mut impls = Vec::new();
-    let mut constants: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut constants: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
     for m in &module.methods {
         let params = ident(&m.params);
         let method = &m.name;
-        constants.entry(method).or_default().push(&m.side);
+        constants
+            .entry(method)
+            .or_default()
+            .push((&m.side, m.unstable));
+        let cfg = gate(m.unstable);
         match (&m.kind, &m.response) {
             (MessageKind::Request, Some(response)) => {
                 let response = ident(response);
                 impls.push(quote! {
+                    #cfg
                     impl ::acp_support::Request for #params {
                         const METHOD: &'static str = #method;
                         type Response = #response;
@@ -133,6 +139,7 @@ pub fn tables(module: &Module) -> TokenStream {
                 });
             }
             _ => impls.push(quote! {
+                #cfg
                 impl ::acp_support::Notification for #params {
                     const METHOD: &'static str = #method;
                 }
@@ -141,8 +148,19 @@ pub fn tables(module: &Module) -> TokenStream {
     }
     let constants = constants.into_iter().map(|(method, sides)| {
         let name = ident(&upper_snake(method));
-        let doc = format!(" `{method}`, handled by: {}.", sides.join(", "));
-        quote!(#[doc = #doc] pub const #name: &str = #method;)
+        let handlers: Vec<String> = sides
+            .iter()
+            .map(|(side, unstable)| {
+                if *unstable {
+                    format!("{side} (unstable)")
+                } else {
+                    (*side).to_owned()
+                }
+            })
+            .collect();
+        let doc = format!(" `{method}`, handled by: {}.", handlers.join(", "));
+        let cfg = gate(sides.iter().all(|(_, unstable)| *unstable));
+        quote!(#[doc = #doc] #cfg pub const #name: &str = #method;)
     });
     quote! {
         #(#impls)*

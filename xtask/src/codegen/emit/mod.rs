@@ -23,8 +23,9 @@ pub fn module(module: &Module) -> TokenStream {
         .collect();
     let methods = methods::tables(module);
     let runtime = runtime_imports(module).into_iter().map(ident);
+    let drafts = draft_index(module);
     quote! {
-        #![allow(clippy::large_enum_variant, clippy::too_many_arguments, clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+        #![allow(unused_imports, clippy::large_enum_variant, clippy::too_many_arguments, clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 
         use ::acp_support::{#(#runtime),*};
         use ::serde::{Deserialize, Serialize};
@@ -32,6 +33,30 @@ pub fn module(module: &Module) -> TokenStream {
         #(#defs)*
 
         #methods
+
+        #drafts
+    }
+}
+
+/// The `unstable` module: the draft-only types, re-exported where a reader looks for them.
+fn draft_index(module: &Module) -> TokenStream {
+    let names: Vec<Ident> = module
+        .defs
+        .iter()
+        .filter(|d| d.unstable)
+        .map(|d| ident(&d.name))
+        .collect();
+    if names.is_empty() {
+        return quote!();
+    }
+    quote! {
+        /// The types only `schema.unstable.json` has (the protocol's drafts), re-exported from the
+        /// crate root, where they live beside the stable ones. The drafts' fields, members and
+        /// methods on stable types are behind the same `unstable` feature on those types.
+        #[cfg(feature = "unstable")]
+        pub mod unstable {
+            pub use super::{#(#names),*};
+        }
     }
 }
 
@@ -87,7 +112,7 @@ fn def(def: &Def, eq: bool) -> TokenStream {
     let fallback = format!("The `{}` type.", def.name);
     let docs = docs(def.docs.as_deref(), &fallback);
     let eq = if eq { quote!(Eq,) } else { quote!() };
-    match &def.kind {
+    let tokens = match &def.kind {
         DefKind::Struct(s) => structs::structure(def, s, docs, eq),
         DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
@@ -95,7 +120,53 @@ fn def(def: &Def, eq: bool) -> TokenStream {
         DefKind::Tagged(u) => unions::tagged(def, u, docs, eq),
         DefKind::Untagged(members) => unions::untagged(def, members, docs, eq),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
+    };
+    if def.unstable {
+        gate_items(tokens)
+    } else {
+        tokens
     }
+}
+
+/// `#[cfg(feature = "unstable")]` for an item, field, variant or arm that only the unstable
+/// schema has; nothing for the rest.
+pub fn gate(unstable: bool) -> TokenStream {
+    if unstable {
+        quote!(#[cfg(feature = "unstable")])
+    } else {
+        quote!()
+    }
+}
+
+/// Puts every item of `tokens` (a type and its impls) behind the `unstable` feature.
+fn gate_items(tokens: TokenStream) -> TokenStream {
+    let file: syn::File = match syn::parse2(tokens.clone()) {
+        Ok(file) => file,
+        // Left as it is: `output::render` reports tokens that do not parse.
+        Err(_) => return tokens,
+    };
+    let cfg: syn::Attribute = syn::parse_quote!(#[cfg(feature = "unstable")]);
+    let items = file.items.into_iter().map(|mut item| {
+        if let Some(attrs) = item_attrs(&mut item) {
+            attrs.insert(0, cfg.clone());
+        }
+        item
+    });
+    quote!(#(#items)*)
+}
+
+fn item_attrs(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
+    Some(match item {
+        syn::Item::Struct(i) => &mut i.attrs,
+        syn::Item::Enum(i) => &mut i.attrs,
+        syn::Item::Impl(i) => &mut i.attrs,
+        syn::Item::Const(i) => &mut i.attrs,
+        syn::Item::Fn(i) => &mut i.attrs,
+        syn::Item::Mod(i) => &mut i.attrs,
+        syn::Item::Type(i) => &mut i.attrs,
+        syn::Item::Use(i) => &mut i.attrs,
+        _ => return None,
+    })
 }
 
 /// The types that derive `Eq`: every value they hold has a total equality. A fixpoint: a type

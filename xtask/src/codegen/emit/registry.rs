@@ -4,40 +4,64 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ident;
+use super::{gate, ident};
 use crate::codegen::ir::{DefKind, MessageKind, Module};
 
-/// The registry file for a module reachable at `module_path` (e.g. `acp_v2::unstable`).
-pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenStream {
+/// The registry file for a module reachable at `module_path` (e.g. `acp_v2`). It follows the
+/// crate's `unstable` feature: the draft types and the unstable schema with it, the stable ones
+/// without.
+pub fn registry(module: &Module, module_path: &str, schemas: (&str, &str)) -> TokenStream {
+    let (stable_schema, unstable_schema) = schemas;
     let path: syn::Path = match syn::parse_str(module_path) {
         Ok(path) => path,
         Err(_) => return quote!(compile_error!("bad module path");),
     };
-    let types: Vec<&str> = module
+    let listed: Vec<_> = module
         .defs
         .iter()
         .filter(|d| d.from_defs && !matches!(d.kind, DefKind::Envelope(_)))
-        .map(|d| d.name.as_str())
         .collect();
+    let types: Vec<&str> = listed.iter().map(|d| d.name.as_str()).collect();
+    let cfgs: Vec<_> = listed.iter().map(|d| gate(d.unstable)).collect();
     let type_idents = types.iter().map(|t| ident(t));
-    let envelopes = |kind: MessageKind| -> Vec<proc_macro2::Ident> {
+    // One `if let` per envelope, each behind the feature its envelope needs.
+    let envelopes = |kind: MessageKind, decoder: TokenStream| -> Vec<TokenStream> {
         module
             .defs
             .iter()
             .filter(|d| matches!(&d.kind, DefKind::Envelope(e) if e.kind == kind))
-            .map(|d| ident(&d.name))
+            .map(|d| {
+                let name = ident(&d.name);
+                let cfg = gate(d.unstable);
+                quote! {
+                    #cfg
+                    if let Some(found) = routed(m::#name::#decoder) {
+                        return found;
+                    }
+                }
+            })
             .collect()
     };
-    let requests = envelopes(MessageKind::Request);
-    let notifications = envelopes(MessageKind::Notification);
-    let responses = envelopes(MessageKind::Response);
+    let requests = envelopes(
+        MessageKind::Request,
+        quote!(from_method_and_params(method, params)),
+    );
+    let notifications = envelopes(
+        MessageKind::Notification,
+        quote!(from_method_and_params(method, params)),
+    );
+    let responses = envelopes(
+        MessageKind::Response,
+        quote!(from_method_and_result(method, result)),
+    );
     // Notifications no envelope lists (`$/cancel_request` in newer schemas): by their trait.
-    let unlisted: Vec<_> = module
+    let unlisted_methods: Vec<_> = module
         .methods
         .iter()
         .filter(|m| m.kind == MessageKind::Notification && !m.in_envelope)
-        .map(|m| ident(&m.params))
         .collect();
+    let unlisted = unlisted_methods.iter().map(|m| ident(&m.params));
+    let unlisted_cfgs = unlisted_methods.iter().map(|m| gate(m.unstable));
     quote! {
         #![allow(dead_code)]
 
@@ -46,11 +70,11 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
         use #path as m;
 
         /// Every decodable `$defs` type of the schema.
-        pub const TYPE_NAMES: &[&str] = &[#(#types),*];
+        pub const TYPE_NAMES: &[&str] = &[#(#cfgs #types),*];
 
         /// The table the tests use.
         pub const REGISTRY: Registry = Registry {
-            schema_file: #schema_file,
+            schema_file: if cfg!(feature = "unstable") { #unstable_schema } else { #stable_schema },
             type_names: TYPE_NAMES,
             decode_type,
             decode_request,
@@ -60,30 +84,35 @@ pub fn registry(module: &Module, module_path: &str, schema_file: &str) -> TokenS
 
         fn decode_type(name: &str, value: ::serde_json::Value) -> Option<Result<Decoded, String>> {
             Some(match name {
-                #(#types => roundtrip::<m::#type_idents>(value),)*
+                #(#cfgs #types => roundtrip::<m::#type_idents>(value),)*
                 _ => return None,
             })
         }
 
         fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
-            None
-                #(.or_else(|| routed(m::#requests::from_method_and_params(method, params))))*
-                .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
+            #(#requests)*
+            Err(format!("method not found: `{method}`"))
         }
 
         fn decode_notification(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
-            None
-                #(.or_else(|| routed(m::#notifications::from_method_and_params(method, params))))*
-                #(.or_else(|| (method == <m::#unlisted as ::acp_support::Notification>::METHOD)
-                    .then(|| routed(::acp_support::method::decode::<m::#unlisted>(method, params)))
-                    .flatten()))*
+            #(#notifications)*
+            decode_unlisted(method, params)
                 .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
         }
 
-        fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
+        fn decode_unlisted(method: &str, params: Option<&RawValue>) -> Option<Result<Decoded, String>> {
+            #(
+                #unlisted_cfgs
+                if method == <m::#unlisted as ::acp_support::Notification>::METHOD {
+                    return routed(::acp_support::method::decode::<m::#unlisted>(method, params));
+                }
+            )*
             None
-                #(.or_else(|| routed(m::#responses::from_method_and_result(method, result))))*
-                .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
+        }
+
+        fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
+            #(#responses)*
+            Err(format!("method not found: `{method}`"))
         }
     }
 }

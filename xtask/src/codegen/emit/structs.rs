@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{docs, ident, rust_type};
+use super::{docs, gate, ident, rust_type};
 use crate::codegen::ir::{Def, Field, Presence, Struct, Ty};
 
 /// How one property is held in Rust, and how serde reads and writes it.
@@ -145,6 +145,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
         );
         let ty = &plan.ty;
         let attrs = &plan.attrs;
+        let cfg = gate(field.unstable);
         let serde_attr = if attrs.is_empty() {
             quote!()
         } else {
@@ -152,6 +153,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
         };
         fields.push(quote! {
             #field_docs
+            #cfg
             #serde_attr
             pub #rust_name: #ty,
         });
@@ -166,10 +168,11 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
             }
             (None, Some((value_ty, store))) => {
                 let empty = &plan.empty;
-                inits.push(quote!(#rust_name: #empty));
+                inits.push(quote!(#cfg #rust_name: #empty));
                 let doc = setter_doc(field);
                 setters.push(quote! {
                     #[doc = #doc]
+                    #cfg
                     #[must_use]
                     pub fn #rust_name(mut self, value: #value_ty) -> Self {
                         self.#rust_name = #store;
@@ -185,6 +188,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
                     );
                     setters.push(quote! {
                         #[doc = #doc]
+                        #cfg
                         #[must_use]
                         pub fn #clear(mut self) -> Self {
                             self.#rust_name = Patch::Null;

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{docs, ident, rust_type};
+use super::{docs, gate, ident, rust_type};
 use crate::codegen::ir::{Def, TaggedUnion, UntaggedMember};
 
 /// `From<Payload>` for each member whose payload type belongs to that member alone
@@ -28,7 +28,9 @@ fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
         let body_ident = ident(body);
         let rust_name = ident(&v.rust_name);
         let doc = format!(" The `{}` member.", v.value);
+        let cfg = gate(v.unstable);
         froms.push(quote! {
+            #cfg
             impl From<#body_ident> for #name {
                 #[doc = #doc]
                 fn from(body: #body_ident) -> Self {
@@ -53,25 +55,35 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStrea
         let rust_name = ident(&v.rust_name);
         let value = &v.value;
         let d = docs(v.docs.as_deref(), &format!("`{tag}: \"{value}\"`."));
+        let cfg = gate(v.unstable);
         match &v.body {
             Some(body) => {
                 let body = ident(body);
-                variants.push(quote!(#d #rust_name(#body),));
-                decode_arms.push(quote!(#value => #body::deserialize(body).map(Self::#rust_name),));
-                encode_arms.push(quote!(Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
-                tag_arms.push(quote!(Self::#rust_name(_) => Some(#value),));
+                variants.push(quote!(#d #cfg #rust_name(#body),));
+                decode_arms
+                    .push(quote!(#cfg #value => #body::deserialize(body).map(Self::#rust_name),));
+                encode_arms.push(quote!(#cfg Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
+                tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
             }
             None => {
-                variants.push(quote!(#d #rust_name,));
-                decode_arms.push(quote!(#value => ::acp_support::union::unit_body(body).map(|()| Self::#rust_name),));
+                variants.push(quote!(#d #cfg #rust_name,));
+                decode_arms.push(quote!(#cfg #value => ::acp_support::union::unit_body(body).map(|()| Self::#rust_name),));
                 encode_arms.push(
-                    quote!(Self::#rust_name => TagOnly { tag: #value }.serialize(serializer),),
+                    quote!(#cfg Self::#rust_name => TagOnly { tag: #value }.serialize(serializer),),
                 );
-                tag_arms.push(quote!(Self::#rust_name => Some(#value),));
+                tag_arms.push(quote!(#cfg Self::#rust_name => Some(#value),));
             }
         }
     }
-    let known: Vec<_> = u.variants.iter().map(|v| v.value.as_str()).collect();
+    let known: Vec<_> = u
+        .variants
+        .iter()
+        .map(|v| {
+            let cfg = gate(v.unstable);
+            let value = &v.value;
+            quote!(#cfg #value)
+        })
+        .collect();
     let froms = payload_froms(&name, u);
     let mut hooks = Vec::new();
     if let Some(fallback) = &u.fallback {
@@ -120,13 +132,25 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStrea
             }
         });
     }
-    let non_exhaustive = if u.fallback.is_some() {
+    // Draft members come and go with a feature that any crate in a build can turn on, so a
+    // union that has any is never exhaustive.
+    let non_exhaustive = if u.fallback.is_some() || u.variants.iter().any(|v| v.unstable) {
         quote!(#[non_exhaustive])
     } else {
         quote!()
     };
-    let tagged_helper = if u.variants.iter().any(|v| v.body.is_some()) {
+    // A helper is gated with the members that use it when only draft members do.
+    let helper_gate = |with_body: bool| {
+        let users: Vec<_> = u
+            .variants
+            .iter()
+            .filter(|v| v.body.is_some() == with_body)
+            .collect();
+        (!users.is_empty()).then(|| gate(users.iter().all(|v| v.unstable)))
+    };
+    let tagged_helper = if let Some(cfg) = helper_gate(true) {
         quote! {
+            #cfg
             #[derive(Serialize)]
             struct Tagged<'a, T: Serialize> {
                 #[serde(rename = #tag)]
@@ -138,8 +162,9 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStrea
     } else {
         quote!()
     };
-    let tag_only_helper = if u.variants.iter().any(|v| v.body.is_none()) {
+    let tag_only_helper = if let Some(cfg) = helper_gate(false) {
         quote! {
+            #cfg
             #[derive(Serialize)]
             struct TagOnly {
                 #[serde(rename = #tag)]
@@ -213,17 +238,24 @@ pub fn untagged(
     let variants = members.iter().map(|m| {
         let rust_name = ident(&m.rust_name);
         let d = docs(m.docs.as_deref(), &format!("The `{}` member.", m.rust_name));
+        let cfg = gate(m.unstable);
         match &m.ty {
             Some(ty) => {
                 let ty = rust_type(ty);
-                quote!(#d #rust_name(#ty),)
+                quote!(#d #cfg #rust_name(#ty),)
             }
-            None => quote!(#d #rust_name,),
+            None => quote!(#d #cfg #rust_name,),
         }
     });
+    let non_exhaustive = if members.iter().any(|m| m.unstable) {
+        quote!(#[non_exhaustive])
+    } else {
+        quote!()
+    };
     quote! {
         #type_docs
         #[derive(Debug, Clone, PartialEq, #eq Serialize, Deserialize)]
+        #non_exhaustive
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
