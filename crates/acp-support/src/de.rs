@@ -132,6 +132,59 @@ where
     Ok(decode_items(value).unwrap_or_default())
 }
 
+/// The decoders above as types, for a generated visitor's `next_value::<Wrapper<F>>()`: each
+/// wraps what the function it names returns.
+macro_rules! wrapper {
+    ($(#[$doc:meta])* $name:ident, $function:ident, $($bound:path),+) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name<F>(pub F);
+
+        impl<'de, F: $($bound +)+> Deserialize<'de> for $name<F> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $function(deserializer).map($name)
+            }
+        }
+    };
+}
+
+wrapper!(
+    /// [`default_on_error`] as a type.
+    DefaultOnError, default_on_error, DeserializeOwned, Default
+);
+wrapper!(
+    /// [`default_on_null`] as a type.
+    DefaultOnNull, default_on_null, DeserializeOwned, Default
+);
+wrapper!(
+    /// [`skip_invalid_items`] as a type.
+    SkipInvalidItems, skip_invalid_items, ArrayField
+);
+wrapper!(
+    /// [`skip_invalid_items_or_default`] as a type.
+    SkipInvalidItemsOrDefault, skip_invalid_items_or_default, ArrayField
+);
+
+/// [`present`] as a type: an optional, non-nullable property's value.
+#[derive(Debug)]
+pub struct Present<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        present(deserializer).map(Present)
+    }
+}
+
+/// [`required_nullable`] as a type: a required, nullable property's value.
+#[derive(Debug)]
+pub struct RequiredNullable<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for RequiredNullable<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        required_nullable(deserializer).map(RequiredNullable)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,11 +10,13 @@
 //!   `skip-invalid-items`).
 //! - [`method`]: the traits and errors behind the generated method tables.
 //! - [`Number`]: a JSON number kept as written (`0` stays `0`).
+//! - [`object`]: the one-pass struct decoder's pieces; unknown properties kept in wire order.
 
 pub mod de;
 pub mod enums;
 pub mod method;
 mod number;
+pub mod object;
 mod patch;
 pub mod union;
 mod unknown;

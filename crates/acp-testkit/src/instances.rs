@@ -87,6 +87,7 @@ pub fn build(root: &Value, name: &str) -> Vec<Instance> {
     let builder = Builder {
         defs,
         def_name: name,
+        unknown_fields: false,
     };
     let mut out: Vec<Instance> = Vec::new();
     let mut push = |label: String, mode: Mode, value: Value| {
@@ -222,6 +223,61 @@ impl<'a> ObjectShape<'a> {
 struct Builder<'a> {
     defs: &'a Map<String, Value>,
     def_name: &'a str,
+    /// Adds an unknown property, last, to every object the schema leaves open
+    /// ([`build_with_unknown_fields`]).
+    unknown_fields: bool,
+}
+
+/// The key of the unknown property [`build_with_unknown_fields`] adds at `depth`: a different
+/// name and value at each depth, so one kept at the wrong level shows.
+pub fn unknown_field(depth: usize) -> (String, Value) {
+    (
+        format!("testkitUnknown{depth}"),
+        json!({"depth": depth, "items": [depth, "x", null], "flag": depth % 2 == 0}),
+    )
+}
+
+/// The `minimal` and `maximal` instances of `$defs` entry `name` (and of each top-level union
+/// member), with an unknown property added last to every object whose schema does not close or
+/// type its additional properties: what a newer peer sends. A lossless decoder gives each back
+/// unchanged, in the same order.
+pub fn build_with_unknown_fields(root: &Value, name: &str) -> Vec<Instance> {
+    let defs = root
+        .get("$defs")
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| panic!("schema document without `$defs`"));
+    let def = defs
+        .get(name)
+        .unwrap_or_else(|| panic!("no `$defs` entry named {name}"));
+    let builder = Builder {
+        defs,
+        def_name: name,
+        unknown_fields: true,
+    };
+    let mut out: Vec<Instance> = Vec::new();
+    let mut push = |label: String, mode: Mode, value: Value| {
+        if !out.iter().any(|seen| seen.value == value) {
+            out.push(Instance { label, mode, value });
+        }
+    };
+    for mode in [Mode::Minimal, Mode::Maximal] {
+        let value = builder.instance(def, mode, None);
+        push(format!("{} + unknown fields", mode_name(mode)), mode, value);
+    }
+    if let Some(members) = builder.top_union(def, 0) {
+        for (index, member) in members.iter().enumerate() {
+            let what = member_label(member, index);
+            for mode in [Mode::Minimal, Mode::Maximal] {
+                let value = builder.instance(def, mode, Some(index));
+                push(
+                    format!("{what} {} + unknown fields", mode_name(mode)),
+                    mode,
+                    value,
+                );
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Builder<'a> {
@@ -455,6 +511,15 @@ impl<'a> Builder<'a> {
                 }
                 Additional::Unspecified | Additional::Forbidden => {}
             }
+        }
+        // A union member that is only its discriminator (`{"outcome": "cancelled"}`) decodes to a
+        // unit variant, which has no fields to keep unknown ones in (docs/decisions.md).
+        let only_a_tag = !shape.props.is_empty()
+            && shape.props.iter().all(|(_, prop)| prop.get("const").is_some());
+        if self.unknown_fields && matches!(shape.additional, Additional::Unspecified) && !only_a_tag
+        {
+            let (key, value) = unknown_field(ctx.depth);
+            out.insert(key, value);
         }
         Value::Object(out)
     }
@@ -814,7 +879,9 @@ pub fn check_registry(registry: &Registry) -> Counts {
             continue;
         }
         counts.types += 1;
-        for instance in build(schema.root(), name) {
+        let mut instances = build(schema.root(), name);
+        instances.extend(build_with_unknown_fields(schema.root(), name));
+        for instance in instances {
             counts.instances += 1;
             let shown = pretty(&instance.value);
             let decoded = match (registry.decode_type)(name, instance.value.clone()) {

@@ -168,6 +168,13 @@ impl Classifier<'_> {
                     "two properties map to the same Rust field name",
                 ));
             }
+            // Every struct has an `extra` field and `extra()` / `extra_mut()` accessors.
+            if matches!(field.rust_name.as_str(), "extra" | "extra_mut") {
+                return Err(CodegenError::new(
+                    path,
+                    "a property's Rust name collides with the unknown-properties accessors",
+                ));
+            }
             fields.push(field);
         }
         let extra_properties = match node.get("additionalProperties") {

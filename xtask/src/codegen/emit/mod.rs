@@ -5,6 +5,7 @@ mod methods;
 pub mod registry;
 mod structs;
 mod unions;
+mod visitor;
 
 use std::collections::BTreeSet;
 
@@ -16,10 +17,24 @@ use super::ir::{Def, DefKind, IntKind, Module, Presence, Ty};
 /// The tokens of one generated module.
 pub fn module(module: &Module) -> TokenStream {
     let eq = eq_types(module);
+    let flattened: BTreeSet<&str> = module
+        .defs
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DefKind::Struct(s) => s.flattened.as_ref().map(|f| f.type_name.as_str()),
+            _ => None,
+        })
+        .collect();
     let defs: Vec<TokenStream> = module
         .defs
         .iter()
-        .map(|d| def(d, eq.contains(d.name.as_str())))
+        .map(|d| {
+            def(
+                d,
+                eq.contains(d.name.as_str()),
+                flattened.contains(d.name.as_str()),
+            )
+        })
         .collect();
     let methods = methods::tables(module);
     let runtime = runtime_imports(module).into_iter().map(ident);
@@ -84,9 +99,8 @@ fn runtime_imports(module: &Module) -> BTreeSet<&'static str> {
                         used.insert("Patch");
                     }
                 }
-                if s.extra_properties {
-                    used.insert("JsonObject");
-                }
+                // Every struct keeps its unknown properties in a `JsonObject`.
+                used.insert("JsonObject");
             }
             DefKind::Newtype(ty) => visit(ty, &mut used),
             DefKind::Tagged(u) => {
@@ -108,7 +122,7 @@ fn runtime_imports(module: &Module) -> BTreeSet<&'static str> {
     used
 }
 
-fn def(def: &Def, eq: bool) -> TokenStream {
+fn def(def: &Def, eq: bool, flattened: bool) -> TokenStream {
     let fallback = format!("The `{}` type.", def.name);
     let docs = docs(def.docs.as_deref(), &fallback);
     let eq = if eq { quote!(Eq,) } else { quote!() };
@@ -117,8 +131,8 @@ fn def(def: &Def, eq: bool) -> TokenStream {
         DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
         DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
-        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq),
-        DefKind::Untagged(members) => unions::untagged(def, members, docs, eq),
+        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq, flattened),
+        DefKind::Untagged(members) => unions::untagged(def, members, docs, eq, flattened),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
     };
     if def.unstable {

@@ -6,9 +6,14 @@ use quote::quote;
 use super::{docs, gate, ident, rust_type};
 use crate::codegen::ir::{Def, Field, Presence, Struct, Ty};
 
-/// How one property is held in Rust, and how serde reads and writes it.
-struct FieldPlan {
-    ty: TokenStream,
+/// How one property is held in Rust, how serde writes it and how the generated visitor reads it.
+pub(super) struct FieldPlan {
+    pub(super) ty: TokenStream,
+    /// The type the visitor reads the value as: the held type, or an `acp_support::de` wrapper
+    /// around it (whose `.0` is the held value, or its `Option` for a required property).
+    pub(super) read: TokenStream,
+    /// Whether `read` is a wrapper.
+    pub(super) wrapped: bool,
     attrs: Vec<TokenStream>,
     /// The constructor parameter type, for required properties.
     param: Option<TokenStream>,
@@ -56,7 +61,7 @@ fn decoder(field: &Field) -> Option<&'static str> {
     }
 }
 
-fn plan(field: &Field) -> FieldPlan {
+pub(super) fn plan(field: &Field) -> FieldPlan {
     let inner = rust_type(&field.ty);
     let mut attrs = Vec::new();
     if field.json_name != field.rust_name {
@@ -77,7 +82,7 @@ fn plan(field: &Field) -> FieldPlan {
             quote!(),
         ),
         Presence::Optional => {
-            attrs.push(quote!(default, skip_serializing_if = "Option::is_none"));
+            attrs.push(quote!(skip_serializing_if = "Option::is_none"));
             (
                 quote!(Option<#inner>),
                 None,
@@ -86,7 +91,7 @@ fn plan(field: &Field) -> FieldPlan {
             )
         }
         Presence::OptionalNullable => {
-            attrs.push(quote!(default, skip_serializing_if = "Patch::is_absent"));
+            attrs.push(quote!(skip_serializing_if = "Patch::is_absent"));
             (
                 quote!(Patch<#inner>),
                 None,
@@ -98,12 +103,20 @@ fn plan(field: &Field) -> FieldPlan {
             )
         }
     };
-    if let Some(helper) = decoder(field) {
-        let path = format!("::acp_support::de::{helper}");
-        attrs.push(quote!(deserialize_with = #path));
-    }
+    let (read, wrapped) = match decoder(field) {
+        // These two yield the `Option` a required-nullable or optional property holds.
+        Some("present") => (quote!(::acp_support::de::Present<#inner>), true),
+        Some("required_nullable") => (quote!(::acp_support::de::RequiredNullable<#inner>), true),
+        Some(helper) => {
+            let wrapper = ident(&super::super::naming::pascal(helper));
+            (quote!(::acp_support::de::#wrapper<#ty>), true)
+        }
+        None => (ty.clone(), false),
+    };
     FieldPlan {
         ty,
+        read,
+        wrapped,
         attrs,
         param,
         setter,
@@ -212,14 +225,31 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
         params.push(quote!(#field_name: impl Into<#ty>));
         inits.push(quote!(#field_name: #field_name.into()));
     }
-    if s.extra_properties {
-        fields.push(quote! {
-            /// Properties beyond those the schema names, kept as received (`additionalProperties`).
-            #[serde(flatten)]
-            pub extra: JsonObject,
-        });
-        inits.push(quote!(extra: JsonObject::new()));
-    }
+    let extra_doc = if s.extra_properties {
+        " Properties beyond those the schema names (`additionalProperties`), kept as received, in order."
+    } else {
+        " Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back."
+    };
+    fields.push(quote! {
+        #[doc = #extra_doc]
+        #[serde(flatten)]
+        extra: JsonObject,
+    });
+    inits.push(quote!(extra: JsonObject::new()));
+    setters.push(quote! {
+        /// The properties the schema does not name, as received, in wire order. They are written
+        /// back after the known ones when the value is encoded.
+        pub fn extra(&self) -> &JsonObject {
+            &self.extra
+        }
+
+        /// The properties the schema does not name, to read, add or remove.
+        pub fn extra_mut(&mut self) -> &mut JsonObject {
+            &mut self.extra
+        }
+    });
+    let deserialize = super::visitor::deserialize(def, s);
+    let debug = debug(def, s);
     let derive_default = params.is_empty();
     let default = if derive_default {
         quote!(Default,)
@@ -236,11 +266,15 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
     };
     quote! {
         #type_docs
-        #[derive(Debug, Clone, PartialEq, #eq #default Serialize, Deserialize)]
+        #[derive(Clone, PartialEq, #eq #default Serialize)]
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
         }
+
+        #debug
+
+        #deserialize
 
         impl #name {
             #[doc = #new_doc]
@@ -250,6 +284,39 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
             }
 
             #(#setters)*
+        }
+    }
+}
+
+/// `Debug` as derived, except that the unknown properties show only when there are some.
+fn debug(def: &Def, s: &Struct) -> TokenStream {
+    let name = ident(&def.name);
+    let type_name = &def.name;
+    let mut entries: Vec<TokenStream> = s
+        .fields
+        .iter()
+        .map(|field| {
+            let cfg = gate(field.unstable);
+            let rust_name = ident(&field.rust_name);
+            let shown = field.rust_name.trim_start_matches("r#");
+            quote!(#cfg out.field(#shown, &self.#rust_name);)
+        })
+        .collect();
+    if let Some(flat) = &s.flattened {
+        let field = ident(&flat.field);
+        let shown = &flat.field;
+        entries.push(quote!(out.field(#shown, &self.#field);));
+    }
+    quote! {
+        impl ::std::fmt::Debug for #name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                let mut out = f.debug_struct(#type_name);
+                #(#entries)*
+                if !self.extra.is_empty() {
+                    out.field("extra", &self.extra);
+                }
+                out.finish()
+            }
         }
     }
 }

@@ -43,7 +43,13 @@ fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
 }
 
 /// A union discriminated by a string property.
-pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStream) -> TokenStream {
+pub fn tagged(
+    def: &Def,
+    u: &TaggedUnion,
+    type_docs: TokenStream,
+    eq: TokenStream,
+    flattened: bool,
+) -> TokenStream {
     let name = ident(&def.name);
     let type_name = &def.name;
     let tag = &u.tag;
@@ -175,8 +181,36 @@ pub fn tagged(def: &Def, u: &TaggedUnion, type_docs: TokenStream, eq: TokenStrea
         quote!()
     };
     let tag_doc = format!(" The `{tag}` value, when the variant carries one.");
+    let consumed = if flattened {
+        let mut arms = Vec::new();
+        for v in u.variants.iter().filter(|v| v.body.is_none()) {
+            let rust_name = ident(&v.rust_name);
+            let cfg = gate(v.unstable);
+            arms.push(quote!(#cfg Self::#rust_name => Some(&[#tag]),));
+        }
+        if let Some(none) = &u.none {
+            let rust_name = ident(&none.rust_name);
+            arms.push(quote!(Self::#rust_name => Some(&[]),));
+        }
+        quote! {
+            impl #name {
+                /// The keys this member reads itself when flattened into an object: `None` when
+                /// it keeps every property it is given (a body, an unknown member).
+                fn consumed_keys(&self) -> Option<&'static [&'static str]> {
+                    match self {
+                        #(#arms)*
+                        _ => None,
+                    }
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
     quote! {
         #froms
+
+        #consumed
 
         #type_docs
         #[derive(Debug, Clone, PartialEq, #eq)]
@@ -233,6 +267,7 @@ pub fn untagged(
     members: &[UntaggedMember],
     type_docs: TokenStream,
     eq: TokenStream,
+    flattened: bool,
 ) -> TokenStream {
     let name = ident(&def.name);
     let variants = members.iter().map(|m| {
@@ -252,6 +287,18 @@ pub fn untagged(
     } else {
         quote!()
     };
+    let consumed = if flattened {
+        quote! {
+            impl #name {
+                /// Every member keeps the properties it is given when flattened into an object.
+                fn consumed_keys(&self) -> Option<&'static [&'static str]> {
+                    None
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
     quote! {
         #type_docs
         #[derive(Debug, Clone, PartialEq, #eq Serialize, Deserialize)]
@@ -260,5 +307,7 @@ pub fn untagged(
         pub enum #name {
             #(#variants)*
         }
+
+        #consumed
     }
 }

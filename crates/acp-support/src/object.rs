@@ -1,0 +1,153 @@
+//! The pieces of a generated struct's one-pass decoder: property names matched against the names
+//! the struct knows without allocating for them, and unknown properties kept in wire order.
+//!
+//! Every generated struct keeps the properties its schema does not name (a newer peer's fields,
+//! an implementation's extensions) and writes them back when encoded, so decode-then-encode
+//! returns the same JSON object. A property that appears twice, known or not, is an error: an
+//! object is decoded one way only.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use serde_json::Value;
+
+use crate::JsonObject;
+
+/// A property name, as a struct's decoder sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldKey {
+    /// The index of a name the struct knows.
+    Known(usize),
+    /// Any other name, owned: it is kept with its value.
+    Unknown(String),
+}
+
+/// Reads a property name against `names` (the struct's wire names, in declaration order).
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSeed(pub &'static [&'static str]);
+
+impl FieldSeed {
+    fn key(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|known| *known == name)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = FieldKey;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<FieldKey, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldSeed {
+    type Value = FieldKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a property name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<FieldKey, E> {
+        Ok(match self.key(name) {
+            Some(index) => FieldKey::Known(index),
+            None => FieldKey::Unknown(name.to_owned()),
+        })
+    }
+
+    fn visit_string<E: de::Error>(self, name: String) -> Result<FieldKey, E> {
+        Ok(match self.key(&name) {
+            Some(index) => FieldKey::Known(index),
+            None => FieldKey::Unknown(name),
+        })
+    }
+}
+
+/// Keeps an unknown property; a name seen before is an error.
+pub fn keep_unknown<E: de::Error>(
+    extra: &mut JsonObject,
+    name: String,
+    value: Value,
+) -> Result<(), E> {
+    if extra.contains_key(&name) {
+        return Err(E::custom(format_args!("duplicate field `{name}`")));
+    }
+    extra.insert(name, value);
+    Ok(())
+}
+
+/// Stores a known property's value; a property seen before is an error.
+pub fn set_once<T, E: de::Error>(
+    slot: &mut Option<T>,
+    name: &'static str,
+    value: T,
+) -> Result<(), E> {
+    if slot.is_some() {
+        return Err(E::duplicate_field(name));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// A required property's value, or the error naming it.
+pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| E::missing_field(name))
+}
+
+/// Decodes the union flattened into a struct from the entries the struct did not name.
+///
+/// `consumed_keys` tells, for the decoded member, what it keeps: a member with a body (or an
+/// unknown member) keeps every property it was given (`None`), and the struct keeps nothing more;
+/// a member that is only its discriminator (`{"action": "decline"}`) names the keys it read, and
+/// every other buffered entry stays with the struct as an unknown property.
+pub fn flattened<U, E>(
+    buffered: Vec<(String, Value)>,
+    consumed_keys: impl FnOnce(&U) -> Option<&'static [&'static str]>,
+) -> Result<(U, JsonObject), E>
+where
+    U: serde::de::DeserializeOwned,
+    E: de::Error,
+{
+    let union = {
+        let entries = buffered.iter().map(|(name, value)| (name.as_str(), value));
+        let map = de::value::MapDeserializer::new(entries);
+        U::deserialize(map).map_err(|err: serde_json::Error| E::custom(err))?
+    };
+    let mut extra = JsonObject::new();
+    if let Some(consumed) = consumed_keys(&union) {
+        for (name, value) in buffered {
+            if !consumed.contains(&name.as_str()) {
+                keep_unknown::<E>(&mut extra, name, value)?;
+            }
+        }
+    }
+    Ok((union, extra))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::value::{Error, StrDeserializer};
+    use serde::de::IntoDeserializer;
+
+    #[test]
+    fn known_names_become_indices_and_others_are_kept() {
+        let seed = FieldSeed(&["sessionId", "_meta"]);
+        let name: StrDeserializer<'_, Error> = "_meta".into_deserializer();
+        assert_eq!(seed.deserialize(name), Ok(FieldKey::Known(1)));
+        let name: StrDeserializer<'_, Error> = "models".into_deserializer();
+        assert_eq!(
+            seed.deserialize(name),
+            Ok(FieldKey::Unknown("models".into()))
+        );
+    }
+
+    #[test]
+    fn repeated_names_are_errors() {
+        let mut extra = JsonObject::new();
+        keep_unknown::<Error>(&mut extra, "x".into(), Value::Null).expect("first");
+        assert!(keep_unknown::<Error>(&mut extra, "x".into(), Value::Null).is_err());
+        let mut slot = None;
+        set_once::<_, Error>(&mut slot, "id", 1).expect("first");
+        assert!(set_once::<_, Error>(&mut slot, "id", 2).is_err());
+    }
+}
