@@ -14,6 +14,8 @@
 
 pub mod de;
 pub mod enums;
+mod extra;
+mod meta;
 pub mod method;
 mod number;
 pub mod object;
@@ -21,13 +23,12 @@ mod patch;
 pub mod union;
 mod unknown;
 
+pub use extra::Extra;
+pub use meta::Meta;
 pub use method::{MethodDecodeError, Notification, Request};
 pub use number::Number;
 pub use patch::Patch;
 pub use unknown::UnknownVariant;
-
-/// The `_meta` object: implementation-defined metadata, kept in wire order.
-pub type Meta = serde_json::Map<String, serde_json::Value>;
 
 /// A JSON object whose keys and values the schema leaves open (`additionalProperties: true`).
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

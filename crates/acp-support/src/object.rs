@@ -11,7 +11,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde_json::Value;
 
-use crate::JsonObject;
+use crate::Extra;
 
 /// A property name, as a struct's decoder sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,11 +63,7 @@ impl<'de> Visitor<'de> for FieldSeed {
 }
 
 /// Keeps an unknown property; a name seen before is an error.
-pub fn keep_unknown<E: de::Error>(
-    extra: &mut JsonObject,
-    name: String,
-    value: Value,
-) -> Result<(), E> {
+pub fn keep_unknown<E: de::Error>(extra: &mut Extra, name: String, value: Value) -> Result<(), E> {
     if extra.contains_key(&name) {
         return Err(E::custom(format_args!("duplicate field `{name}`")));
     }
@@ -102,7 +98,7 @@ pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<
 pub fn flattened<U, E>(
     buffered: Vec<(String, Value)>,
     consumed_keys: impl FnOnce(&U) -> Option<&'static [&'static str]>,
-) -> Result<(U, JsonObject), E>
+) -> Result<(U, Extra), E>
 where
     U: serde::de::DeserializeOwned,
     E: de::Error,
@@ -112,7 +108,7 @@ where
         let map = de::value::MapDeserializer::new(entries);
         U::deserialize(map).map_err(|err: serde_json::Error| E::custom(err))?
     };
-    let mut extra = JsonObject::new();
+    let mut extra = Extra::new();
     if let Some(consumed) = consumed_keys(&union) {
         for (name, value) in buffered {
             if !consumed.contains(&name.as_str()) {
@@ -143,7 +139,7 @@ mod tests {
 
     #[test]
     fn repeated_names_are_errors() {
-        let mut extra = JsonObject::new();
+        let mut extra = Extra::new();
         keep_unknown::<Error>(&mut extra, "x".into(), Value::Null).expect("first");
         assert!(keep_unknown::<Error>(&mut extra, "x".into(), Value::Null).is_err());
         let mut slot = None;

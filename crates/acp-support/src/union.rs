@@ -107,7 +107,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
                     buffered.push((key, value));
                 }
                 Some(Key::Tag) => {
-                    let tag: Value = map.next_value()?;
+                    let tag = map.next_value_seed(TagSeed::<T>(PhantomData))?;
                     return decode_with_tag::<T, A>(tag, buffered, map);
                 }
                 None => return decode_without_tag::<T, A>(buffered),
@@ -116,14 +116,95 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
     }
 }
 
+/// A discriminator's value, read without allocating when it is a tag this build knows.
+enum TagValue {
+    /// A known tag, as `KNOWN_TAGS` spells it.
+    Known(&'static str),
+    /// Any other string.
+    Unknown(String),
+    /// Not a string at all.
+    NotAString(Value),
+}
+
+struct TagSeed<T>(PhantomData<T>);
+
+impl<'de, T: TaggedUnion> DeserializeSeed<'de> for TagSeed<T> {
+    type Value = TagValue;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TagValue, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<T: TaggedUnion> TagSeed<T> {
+    fn string(value: &str) -> Option<TagValue> {
+        T::KNOWN_TAGS
+            .iter()
+            .find(|known| **known == value)
+            .map(|known| TagValue::Known(known))
+    }
+}
+
+impl<'de, T: TaggedUnion> de::Visitor<'de> for TagSeed<T> {
+    type Value = TagValue;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a discriminator value")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TagValue, E> {
+        Ok(Self::string(v).unwrap_or_else(|| TagValue::Unknown(v.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<TagValue, E> {
+        Ok(Self::string(&v).unwrap_or(TagValue::Unknown(v)))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::from(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::from(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::from(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<TagValue, E> {
+        Ok(TagValue::NotAString(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<TagValue, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<TagValue, S::Error> {
+        use serde::Deserialize as _;
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(TagValue::NotAString)
+    }
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<TagValue, M::Error> {
+        use serde::Deserialize as _;
+        Value::deserialize(MapAccessDeserializer::new(map)).map(TagValue::NotAString)
+    }
+}
+
 fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
-    tag: Value,
+    tag: TagValue,
     buffered: Vec<(String, Value)>,
     mut map: A,
 ) -> Result<T, A::Error> {
     let tag = match tag {
-        Value::String(tag) => tag,
-        other => {
+        TagValue::Known(tag) => {
+            let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
+            return T::decode_known(tag, body).map_err(|err| {
+                de::Error::custom(format_args!(
+                    "{} variant `{}` is malformed: {}",
+                    T::NAME,
+                    tag,
+                    err
+                ))
+            });
+        }
+        TagValue::Unknown(tag) => tag,
+        TagValue::NotAString(other) => {
             if let Some(none) = T::none() {
                 drain(&mut map)?;
                 return Ok(none);
@@ -136,17 +217,6 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             )));
         }
     };
-    if T::KNOWN_TAGS.contains(&tag.as_str()) {
-        let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
-        return T::decode_known(&tag, body).map_err(|err| {
-            de::Error::custom(format_args!(
-                "{} variant `{}` is malformed: {}",
-                T::NAME,
-                tag,
-                err
-            ))
-        });
-    }
     let mut raw = JsonObject::with_capacity(buffered.len() + 4);
     raw.extend(buffered);
     raw.insert(T::TAG.to_owned(), Value::String(tag.clone()));

@@ -515,7 +515,10 @@ impl<'a> Builder<'a> {
         // A union member that is only its discriminator (`{"outcome": "cancelled"}`) decodes to a
         // unit variant, which has no fields to keep unknown ones in (docs/decisions.md).
         let only_a_tag = !shape.props.is_empty()
-            && shape.props.iter().all(|(_, prop)| prop.get("const").is_some());
+            && shape
+                .props
+                .iter()
+                .all(|(_, prop)| prop.get("const").is_some());
         if self.unknown_fields && matches!(shape.additional, Additional::Unspecified) && !only_a_tag
         {
             let (key, value) = unknown_field(ctx.depth);

@@ -280,3 +280,36 @@ fn models_have_a_total_equality() {
         acp_v2::ContentBlock::Text(acp_v2::TextContent::new("hi"))
     );
 }
+
+/// Conversions reach through a member's single required property: text into a content block,
+/// a content block into tool-call content.
+#[test]
+fn conversions_reach_through_single_property_members() {
+    let block = ContentBlock::from("hello");
+    assert_eq!(
+        serde_json::to_value(&block).expect("encodes"),
+        json!({"type": "text", "text": "hello"})
+    );
+    let content = acp_v2::ToolCallContent::from(block);
+    assert_eq!(
+        serde_json::to_value(&content).expect("encodes"),
+        json!({"type": "content", "content": {"type": "text", "text": "hello"}})
+    );
+}
+
+/// Unknown properties are kept and written back; `extra_mut` adds one.
+#[test]
+fn unknown_properties_round_trip_and_can_be_added() {
+    let wire = json!({"path": "/w/a.rs", "line": 3, "x-column": 7});
+    let mut location: acp_v2::ToolCallLocation =
+        serde_json::from_value(wire.clone()).expect("decodes");
+    assert_eq!(location.extra().get("x-column"), Some(&json!(7)));
+    assert_eq!(serde_json::to_value(&location).expect("encodes"), wire);
+    location.extra_mut().insert("x-more".into(), json!(true));
+    assert_eq!(
+        serde_json::to_value(&location).expect("encodes")["x-more"],
+        json!(true)
+    );
+    let repeated = r#"{"path": "/w/a.rs", "x": 1, "x": 2}"#;
+    assert!(serde_json::from_str::<acp_v2::ToolCallLocation>(repeated).is_err());
+}

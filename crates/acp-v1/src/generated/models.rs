@@ -41,7 +41,7 @@ pub struct AgentAuthCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentAuthCapabilities {
@@ -90,7 +90,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_status: Option<Patch<AuthStatusCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -161,7 +161,7 @@ impl AgentAuthCapabilities {
             status: Patch::Absent,
             logout: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -212,12 +212,12 @@ impl AgentAuthCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -265,7 +265,7 @@ pub struct AgentCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentCapabilities {
@@ -328,7 +328,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_providers: Option<Patch<ProvidersCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -457,7 +457,7 @@ impl AgentCapabilities {
             #[cfg(feature = "unstable")]
             providers: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -532,12 +532,12 @@ impl AgentCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1176,7 +1176,7 @@ pub struct Annotations {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Annotations {
@@ -1224,7 +1224,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut field_last_modified: Option<Patch<String>> = None;
                 let mut field_priority: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1306,7 +1306,7 @@ impl Annotations {
             last_modified: Patch::Absent,
             priority: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1369,12 +1369,12 @@ impl Annotations {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1406,7 +1406,7 @@ pub struct ArchiveSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -1447,7 +1447,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1496,7 +1496,7 @@ impl ArchiveSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1517,12 +1517,12 @@ impl ArchiveSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1544,7 +1544,7 @@ pub struct ArchiveSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -1583,7 +1583,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1623,7 +1623,7 @@ impl ArchiveSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1644,12 +1644,12 @@ impl ArchiveSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1674,7 +1674,7 @@ pub struct AudioContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AudioContent {
@@ -1717,7 +1717,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut field_data: Option<String> = None;
                 let mut field_mime_type: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1787,7 +1787,7 @@ impl AudioContent {
             data: data.into(),
             mime_type: mime_type.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1822,12 +1822,12 @@ impl AudioContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1879,7 +1879,7 @@ pub struct AuthAccount {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -1935,7 +1935,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut field_email: Option<Patch<String>> = None;
                 let mut field_organization: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2036,7 +2036,7 @@ impl AuthAccount {
             email: Patch::Absent,
             organization: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2113,12 +2113,12 @@ impl AuthAccount {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2146,7 +2146,7 @@ pub struct AuthCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthCapabilities {
@@ -2185,7 +2185,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                 const NAMES: &[&str] = &["terminal", "_meta"];
                 let mut field_terminal: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2237,7 +2237,7 @@ impl AuthCapabilities {
         Self {
             terminal: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2265,12 +2265,12 @@ impl AuthCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2381,7 +2381,7 @@ pub struct AuthMethodAgent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthMethodAgent {
@@ -2424,7 +2424,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2494,7 +2494,7 @@ impl AuthMethodAgent {
             name: name.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2529,12 +2529,12 @@ impl AuthMethodAgent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2606,7 +2606,7 @@ pub struct AuthMethodTerminal {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthMethodTerminal {
@@ -2660,7 +2660,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut field_args: Option<Option<Vec<String>>> = None;
                 let mut field_env: Option<Option<::acp_support::OrderedMap<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2749,7 +2749,7 @@ impl AuthMethodTerminal {
             args: None,
             env: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2798,12 +2798,12 @@ impl AuthMethodTerminal {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2952,7 +2952,7 @@ pub struct AuthStatusCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -2991,7 +2991,7 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3031,7 +3031,7 @@ impl AuthStatusCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3052,12 +3052,12 @@ impl AuthStatusCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3084,7 +3084,7 @@ pub struct AuthStatusRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3123,7 +3123,7 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3163,7 +3163,7 @@ impl AuthStatusRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3184,12 +3184,12 @@ impl AuthStatusRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3223,7 +3223,7 @@ pub struct AuthStatusResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3266,7 +3266,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3330,7 +3330,7 @@ impl AuthStatusResponse {
             state: state.into(),
             accounts: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3358,12 +3358,12 @@ impl AuthStatusResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3401,7 +3401,7 @@ pub struct AuthStatusUpdateNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3444,7 +3444,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3508,7 +3508,7 @@ impl AuthStatusUpdateNotification {
             state: state.into(),
             accounts: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3536,12 +3536,12 @@ impl AuthStatusUpdateNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3564,7 +3564,7 @@ pub struct AuthenticateRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthenticateRequest {
@@ -3603,7 +3603,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                 const NAMES: &[&str] = &["methodId", "_meta"];
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3651,7 +3651,7 @@ impl AuthenticateRequest {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3672,12 +3672,12 @@ impl AuthenticateRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3694,7 +3694,7 @@ pub struct AuthenticateResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthenticateResponse {
@@ -3731,7 +3731,7 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3770,7 +3770,7 @@ impl AuthenticateResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3791,12 +3791,12 @@ impl AuthenticateResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3820,7 +3820,7 @@ pub struct AvailableCommand {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AvailableCommand {
@@ -3863,7 +3863,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                 let mut field_description: Option<String> = None;
                 let mut field_input: Option<Patch<AvailableCommandInput>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3935,7 +3935,7 @@ impl AvailableCommand {
             description: description.into(),
             input: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3970,12 +3970,12 @@ impl AvailableCommand {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4003,7 +4003,7 @@ pub struct AvailableCommandsUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AvailableCommandsUpdate {
@@ -4042,7 +4042,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 const NAMES: &[&str] = &["availableCommands", "_meta"];
                 let mut field_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4099,7 +4099,7 @@ impl AvailableCommandsUpdate {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4120,12 +4120,12 @@ impl AvailableCommandsUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4149,7 +4149,7 @@ pub struct BlobResourceContents {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BlobResourceContents {
@@ -4192,7 +4192,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut field_mime_type: Option<Patch<String>> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4258,7 +4258,7 @@ impl BlobResourceContents {
             mime_type: Patch::Absent,
             uri: uri.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4293,12 +4293,12 @@ impl BlobResourceContents {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4317,7 +4317,7 @@ pub struct BooleanConfigOptionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BooleanConfigOptionCapabilities {
@@ -4354,7 +4354,7 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4393,7 +4393,7 @@ impl BooleanConfigOptionCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4414,12 +4414,12 @@ impl BooleanConfigOptionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4453,7 +4453,7 @@ pub struct BooleanPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BooleanPropertySchema {
@@ -4496,7 +4496,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_default: Option<Patch<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4574,7 +4574,7 @@ impl BooleanPropertySchema {
             description: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4637,12 +4637,12 @@ impl BooleanPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4664,7 +4664,7 @@ pub struct CancelNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelNotification {
@@ -4703,7 +4703,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4751,7 +4751,7 @@ impl CancelNotification {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4772,12 +4772,12 @@ impl CancelNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4799,7 +4799,7 @@ pub struct CancelRequestNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelRequestNotification {
@@ -4838,7 +4838,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 const NAMES: &[&str] = &["requestId", "_meta"];
                 let mut field_request_id: Option<RequestId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4886,7 +4886,7 @@ impl CancelRequestNotification {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4907,12 +4907,12 @@ impl CancelRequestNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4983,7 +4983,7 @@ pub struct ClientCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ClientCapabilities {
@@ -5051,7 +5051,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_plan: Option<Patch<PlanCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5197,7 +5197,7 @@ impl ClientCapabilities {
             auth: None,
             elicitation: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5299,12 +5299,12 @@ impl ClientCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6008,7 +6008,7 @@ pub struct ClientSessionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ClientSessionCapabilities {
@@ -6058,7 +6058,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                 > = None;
                 let mut field_notices: Option<Patch<NoticeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6140,7 +6140,7 @@ impl ClientSessionCapabilities {
             config_options: Patch::Absent,
             notices: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6206,12 +6206,12 @@ impl ClientSessionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6237,7 +6237,7 @@ pub struct CloseSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CloseSessionRequest {
@@ -6276,7 +6276,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6324,7 +6324,7 @@ impl CloseSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6345,12 +6345,12 @@ impl CloseSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6367,7 +6367,7 @@ pub struct CloseSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CloseSessionResponse {
@@ -6404,7 +6404,7 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6443,7 +6443,7 @@ impl CloseSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6464,12 +6464,12 @@ impl CloseSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6646,7 +6646,7 @@ pub struct CompactionSummaryChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompactionSummaryChunk {
@@ -6687,7 +6687,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6747,7 +6747,7 @@ impl CompactionSummaryChunk {
             compaction_id: compaction_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6768,12 +6768,12 @@ impl CompactionSummaryChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6804,7 +6804,7 @@ pub struct CompactionUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompactionUpdate {
@@ -6855,7 +6855,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut field_summary: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_error: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6943,7 +6943,7 @@ impl CompactionUpdate {
             summary: Patch::Absent,
             error: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6992,12 +6992,12 @@ impl CompactionUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7019,7 +7019,7 @@ pub struct CompleteElicitationNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompleteElicitationNotification {
@@ -7058,7 +7058,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 const NAMES: &[&str] = &["elicitationId", "_meta"];
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7106,7 +7106,7 @@ impl CompleteElicitationNotification {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7127,12 +7127,12 @@ impl CompleteElicitationNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7152,7 +7152,7 @@ pub struct ConfigOptionUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ConfigOptionUpdate {
@@ -7191,7 +7191,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 const NAMES: &[&str] = &["configOptions", "_meta"];
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7245,7 +7245,7 @@ impl ConfigOptionUpdate {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7266,12 +7266,12 @@ impl ConfigOptionUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7290,7 +7290,7 @@ pub struct Content {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Content {
@@ -7329,7 +7329,7 @@ impl<'de> Deserialize<'de> for Content {
                 const NAMES: &[&str] = &["content", "_meta"];
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7377,7 +7377,7 @@ impl Content {
         Self {
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7398,12 +7398,12 @@ impl Content {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7439,6 +7439,27 @@ impl From<EmbeddedResource> for ContentBlock {
     /// The `resource` member.
     fn from(body: EmbeddedResource) -> Self {
         Self::Resource(body)
+    }
+}
+
+impl From<String> for ContentBlock {
+    /// A `text` member holding this value.
+    fn from(value: String) -> Self {
+        Self::Text(TextContent::new(value))
+    }
+}
+
+impl From<&str> for ContentBlock {
+    /// A `text` member holding this value.
+    fn from(value: &str) -> Self {
+        Self::Text(TextContent::new(value))
+    }
+}
+
+impl From<EmbeddedResourceResource> for ContentBlock {
+    /// A `resource` member holding this value.
+    fn from(value: EmbeddedResourceResource) -> Self {
+        Self::Resource(EmbeddedResource::new(value))
     }
 }
 
@@ -7580,7 +7601,7 @@ pub struct ContentChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ContentChunk {
@@ -7621,7 +7642,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_message_id: Option<Patch<MessageId>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7682,7 +7703,7 @@ impl ContentChunk {
             content: content.into(),
             message_id: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7717,12 +7738,12 @@ impl ContentChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7744,7 +7765,7 @@ pub struct Cost {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Cost {
@@ -7785,7 +7806,7 @@ impl<'de> Deserialize<'de> for Cost {
                 let mut field_amount: Option<::acp_support::Number> = None;
                 let mut field_currency: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7845,7 +7866,7 @@ impl Cost {
             amount: amount.into(),
             currency: currency.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7866,12 +7887,12 @@ impl Cost {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7899,7 +7920,7 @@ pub struct CreateElicitationRequest {
     pub mode: CreateElicitationRequestMode,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateElicitationRequest {
@@ -7993,7 +8014,7 @@ impl CreateElicitationRequest {
             message: message.into(),
             meta: Patch::Absent,
             mode: mode.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8014,12 +8035,12 @@ impl CreateElicitationRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8041,9 +8062,7 @@ impl CreateElicitationRequestMode {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -8147,7 +8166,7 @@ pub struct CreateElicitationResponse {
     pub action: CreateElicitationResponseAction,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateElicitationResponse {
@@ -8227,7 +8246,7 @@ impl CreateElicitationResponse {
         Self {
             meta: Patch::Absent,
             action: action.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8248,12 +8267,12 @@ impl CreateElicitationResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8406,7 +8425,7 @@ pub struct CreateTerminalRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateTerminalRequest {
@@ -8463,7 +8482,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                 let mut field_cwd: Option<Patch<String>> = None;
                 let mut field_output_byte_limit: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8556,7 +8575,7 @@ impl CreateTerminalRequest {
             cwd: Patch::Absent,
             output_byte_limit: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8619,12 +8638,12 @@ impl CreateTerminalRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8644,7 +8663,7 @@ pub struct CreateTerminalResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateTerminalResponse {
@@ -8683,7 +8702,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                 const NAMES: &[&str] = &["terminalId", "_meta"];
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8731,7 +8750,7 @@ impl CreateTerminalResponse {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8752,12 +8771,12 @@ impl CreateTerminalResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8779,7 +8798,7 @@ pub struct CurrentModeUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CurrentModeUpdate {
@@ -8818,7 +8837,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                 const NAMES: &[&str] = &["currentModeId", "_meta"];
                 let mut field_current_mode_id: Option<SessionModeId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8866,7 +8885,7 @@ impl CurrentModeUpdate {
         Self {
             current_mode_id: current_mode_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8887,12 +8906,12 @@ impl CurrentModeUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8914,7 +8933,7 @@ pub struct DeleteSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DeleteSessionRequest {
@@ -8953,7 +8972,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9001,7 +9020,7 @@ impl DeleteSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9022,12 +9041,12 @@ impl DeleteSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9044,7 +9063,7 @@ pub struct DeleteSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DeleteSessionResponse {
@@ -9081,7 +9100,7 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9120,7 +9139,7 @@ impl DeleteSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9141,12 +9160,12 @@ impl DeleteSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9175,7 +9194,7 @@ pub struct Diff {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Diff {
@@ -9218,7 +9237,7 @@ impl<'de> Deserialize<'de> for Diff {
                 let mut field_old_text: Option<Patch<String>> = None;
                 let mut field_new_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9288,7 +9307,7 @@ impl Diff {
             old_text: Patch::Absent,
             new_text: new_text.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9323,12 +9342,12 @@ impl Diff {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9353,7 +9372,7 @@ pub struct DisableProviderRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -9394,7 +9413,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 const NAMES: &[&str] = &["providerId", "_meta"];
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9443,7 +9462,7 @@ impl DisableProviderRequest {
         Self {
             provider_id: provider_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9464,12 +9483,12 @@ impl DisableProviderRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9491,7 +9510,7 @@ pub struct DisableProviderResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -9530,7 +9549,7 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9570,7 +9589,7 @@ impl DisableProviderResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9591,12 +9610,12 @@ impl DisableProviderResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9609,7 +9628,7 @@ pub struct ElicitationAcceptAction {
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationAcceptAction {
@@ -9648,7 +9667,7 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 let mut field_content: Option<
                     Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
                 > = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9686,7 +9705,7 @@ impl ElicitationAcceptAction {
     pub fn new() -> Self {
         Self {
             content: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9710,12 +9729,12 @@ impl ElicitationAcceptAction {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9746,7 +9765,7 @@ pub struct ElicitationCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationCapabilities {
@@ -9787,7 +9806,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 let mut field_form: Option<Patch<ElicitationFormCapabilities>> = None;
                 let mut field_url: Option<Patch<ElicitationUrlCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9856,7 +9875,7 @@ impl ElicitationCapabilities {
             form: Patch::Absent,
             url: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9905,12 +9924,12 @@ impl ElicitationCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9947,7 +9966,7 @@ pub struct ElicitationFormCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationFormCapabilities {
@@ -9984,7 +10003,7 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10023,7 +10042,7 @@ impl ElicitationFormCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10044,12 +10063,12 @@ impl ElicitationFormCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10065,7 +10084,7 @@ pub struct ElicitationFormMode {
     pub scope: ElicitationFormModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationFormMode {
@@ -10147,19 +10166,19 @@ impl ElicitationFormMode {
         Self {
             requested_schema: requested_schema.into(),
             scope: scope.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10248,6 +10267,13 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
     /// The `array` member.
     fn from(body: MultiSelectPropertySchema) -> Self {
         Self::Array(body)
+    }
+}
+
+impl From<MultiSelectItems> for ElicitationPropertySchema {
+    /// A `array` member holding this value.
+    fn from(value: MultiSelectItems) -> Self {
+        Self::Array(MultiSelectPropertySchema::new(value))
     }
 }
 
@@ -10368,7 +10394,7 @@ pub struct ElicitationRequestScope {
     pub request_id: RequestId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationRequestScope {
@@ -10405,7 +10431,7 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
 
                 const NAMES: &[&str] = &["requestId"];
                 let mut field_request_id: Option<RequestId> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10440,19 +10466,19 @@ impl ElicitationRequestScope {
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10495,7 +10521,7 @@ pub struct ElicitationSchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationSchema {
@@ -10551,7 +10577,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut field_required: Option<Patch<Vec<String>>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10655,7 +10681,7 @@ impl ElicitationSchema {
             required: Patch::Absent,
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10735,12 +10761,12 @@ impl ElicitationSchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10815,7 +10841,7 @@ pub struct ElicitationSessionScope {
     pub tool_call_id: Patch<ToolCallId>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationSessionScope {
@@ -10854,7 +10880,7 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 const NAMES: &[&str] = &["sessionId", "toolCallId"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10902,7 +10928,7 @@ impl ElicitationSessionScope {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10923,12 +10949,12 @@ impl ElicitationSessionScope {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10949,7 +10975,7 @@ pub struct ElicitationUrlCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationUrlCapabilities {
@@ -10986,7 +11012,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11025,7 +11051,7 @@ impl ElicitationUrlCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11046,12 +11072,12 @@ impl ElicitationUrlCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11069,7 +11095,7 @@ pub struct ElicitationUrlMode {
     pub scope: ElicitationUrlModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationUrlMode {
@@ -11156,19 +11182,19 @@ impl ElicitationUrlMode {
             elicitation_id: elicitation_id.into(),
             url: url.into(),
             scope: scope.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11208,7 +11234,7 @@ pub struct EmbeddedResource {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EmbeddedResource {
@@ -11249,7 +11275,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_resource: Option<EmbeddedResourceResource> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11310,7 +11336,7 @@ impl EmbeddedResource {
             annotations: Patch::Absent,
             resource: resource.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11345,12 +11371,12 @@ impl EmbeddedResource {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11389,7 +11415,7 @@ pub struct EnumOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EnumOption {
@@ -11432,7 +11458,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11502,7 +11528,7 @@ impl EnumOption {
             title: title.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11537,12 +11563,12 @@ impl EnumOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11563,7 +11589,7 @@ pub struct EnvVariable {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EnvVariable {
@@ -11604,7 +11630,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11661,7 +11687,7 @@ impl EnvVariable {
             name: name.into(),
             value: value.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11682,12 +11708,12 @@ impl EnvVariable {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11712,7 +11738,7 @@ pub struct Error {
     pub data: Option<::serde_json::Value>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Error {
@@ -11753,7 +11779,7 @@ impl<'de> Deserialize<'de> for Error {
                 let mut field_code: Option<ErrorCode> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11810,7 +11836,7 @@ impl Error {
             code: code.into(),
             message: message.into(),
             data: None,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11824,12 +11850,12 @@ impl Error {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11958,7 +11984,7 @@ pub struct ErrorStopReason {
     pub error: Patch<Error>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -11997,7 +12023,7 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
 
                 const NAMES: &[&str] = &["error"];
                 let mut field_error: Option<Patch<Error>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12037,7 +12063,7 @@ impl ErrorStopReason {
     pub fn new() -> Self {
         Self {
             error: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12058,12 +12084,12 @@ impl ErrorStopReason {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12133,7 +12159,7 @@ pub struct FileSystemCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for FileSystemCapabilities {
@@ -12174,7 +12200,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                 let mut field_read_text_file: Option<Option<bool>> = None;
                 let mut field_write_text_file: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12239,7 +12265,7 @@ impl FileSystemCapabilities {
             read_text_file: None,
             write_text_file: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12274,12 +12300,12 @@ impl FileSystemCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12334,7 +12360,7 @@ pub struct ForkSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -12390,7 +12416,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut field_mcp_servers: Option<Option<Vec<McpServer>>> = None;
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12472,7 +12498,7 @@ impl ForkSessionRequest {
             mcp_servers: None,
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12521,12 +12547,12 @@ impl ForkSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12559,7 +12585,7 @@ pub struct ForkSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -12604,7 +12630,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12681,7 +12707,7 @@ impl ForkSessionResponse {
             modes: Patch::Absent,
             config_options: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12730,12 +12756,12 @@ impl ForkSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12756,7 +12782,7 @@ pub struct HttpHeader {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for HttpHeader {
@@ -12797,7 +12823,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12854,7 +12880,7 @@ impl HttpHeader {
             name: name.into(),
             value: value.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12875,12 +12901,12 @@ impl HttpHeader {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12906,7 +12932,7 @@ pub struct IdleStateUpdate {
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -13004,7 +13030,7 @@ impl IdleStateUpdate {
             usage: Patch::Absent,
             meta: Patch::Absent,
             stop_reason: stop_reason.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13039,12 +13065,12 @@ impl IdleStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13239,7 +13265,7 @@ pub struct ImageContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ImageContent {
@@ -13290,7 +13316,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut field_mime_type: Option<String> = None;
                 let mut field_uri: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13373,7 +13399,7 @@ impl ImageContent {
             mime_type: mime_type.into(),
             uri: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13422,12 +13448,12 @@ impl ImageContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13458,7 +13484,7 @@ pub struct Implementation {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Implementation {
@@ -13501,7 +13527,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_version: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13571,7 +13597,7 @@ impl Implementation {
             title: Patch::Absent,
             version: version.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13606,12 +13632,12 @@ impl Implementation {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13691,7 +13717,7 @@ pub struct InitializeRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for InitializeRequest {
@@ -13739,7 +13765,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut field_client_capabilities: Option<Option<ClientCapabilities>> = None;
                 let mut field_client_info: Option<Patch<Implementation>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13818,7 +13844,7 @@ impl InitializeRequest {
             client_capabilities: None,
             client_info: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13860,12 +13886,12 @@ impl InitializeRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13903,7 +13929,7 @@ pub struct InitializeResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for InitializeResponse {
@@ -13954,7 +13980,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut field_auth_methods: Option<Option<Vec<AuthMethod>>> = None;
                 let mut field_agent_info: Option<Patch<Implementation>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14046,7 +14072,7 @@ impl InitializeResponse {
             auth_methods: None,
             agent_info: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14095,12 +14121,12 @@ impl InitializeResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14144,7 +14170,7 @@ pub struct IntegerPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for IntegerPropertySchema {
@@ -14198,7 +14224,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut field_maximum: Option<Patch<i64>> = None;
                 let mut field_default: Option<Patch<i64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14294,7 +14320,7 @@ impl IntegerPropertySchema {
             maximum: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14385,12 +14411,12 @@ impl IntegerPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14413,7 +14439,7 @@ pub struct KillTerminalRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for KillTerminalRequest {
@@ -14454,7 +14480,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14514,7 +14540,7 @@ impl KillTerminalRequest {
             session_id: session_id.into(),
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14535,12 +14561,12 @@ impl KillTerminalRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14557,7 +14583,7 @@ pub struct KillTerminalResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for KillTerminalResponse {
@@ -14594,7 +14620,7 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14633,7 +14659,7 @@ impl KillTerminalResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14654,12 +14680,12 @@ impl KillTerminalResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14681,7 +14707,7 @@ pub struct ListProvidersRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -14720,7 +14746,7 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14760,7 +14786,7 @@ impl ListProvidersRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14781,12 +14807,12 @@ impl ListProvidersRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14810,7 +14836,7 @@ pub struct ListProvidersResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -14851,7 +14877,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 const NAMES: &[&str] = &["providers", "_meta"];
                 let mut field_providers: Option<Vec<ProviderInfo>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14900,7 +14926,7 @@ impl ListProvidersResponse {
         Self {
             providers: providers.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14921,12 +14947,12 @@ impl ListProvidersResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14963,7 +14989,7 @@ pub struct ListSessionsRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ListSessionsRequest {
@@ -15015,7 +15041,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<SessionArchiveFilter>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15085,7 +15111,7 @@ impl ListSessionsRequest {
             #[cfg(feature = "unstable")]
             archived: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15150,12 +15176,12 @@ impl ListSessionsRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15178,7 +15204,7 @@ pub struct ListSessionsResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ListSessionsResponse {
@@ -15219,7 +15245,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 let mut field_sessions: Option<Vec<SessionInfo>> = None;
                 let mut field_next_cursor: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15286,7 +15312,7 @@ impl ListSessionsResponse {
             sessions: sessions.into(),
             next_cursor: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15321,12 +15347,12 @@ impl ListSessionsResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15507,7 +15533,7 @@ pub struct LoadSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LoadSessionRequest {
@@ -15565,7 +15591,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15658,7 +15684,7 @@ impl LoadSessionRequest {
             #[cfg(feature = "unstable")]
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15702,12 +15728,12 @@ impl LoadSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15732,7 +15758,7 @@ pub struct LoadSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LoadSessionResponse {
@@ -15773,7 +15799,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15840,7 +15866,7 @@ impl LoadSessionResponse {
             modes: Patch::Absent,
             config_options: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15889,12 +15915,12 @@ impl LoadSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15913,7 +15939,7 @@ pub struct LogoutCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LogoutCapabilities {
@@ -15950,7 +15976,7 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15989,7 +16015,7 @@ impl LogoutCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16010,12 +16036,12 @@ impl LogoutCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16034,7 +16060,7 @@ pub struct LogoutRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LogoutRequest {
@@ -16071,7 +16097,7 @@ impl<'de> Deserialize<'de> for LogoutRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16110,7 +16136,7 @@ impl LogoutRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16131,12 +16157,12 @@ impl LogoutRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16153,7 +16179,7 @@ pub struct LogoutResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LogoutResponse {
@@ -16190,7 +16216,7 @@ impl<'de> Deserialize<'de> for LogoutResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16229,7 +16255,7 @@ impl LogoutResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16250,12 +16276,12 @@ impl LogoutResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16286,7 +16312,7 @@ pub struct McpCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpCapabilities {
@@ -16338,7 +16364,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_acp: Option<Option<bool>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16420,7 +16446,7 @@ impl McpCapabilities {
             #[cfg(feature = "unstable")]
             acp: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16463,12 +16489,12 @@ impl McpCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16491,7 +16517,7 @@ pub struct McpError {
     pub data: Option<::serde_json::Value>,
     /// Properties beyond those the schema names (`additionalProperties`), kept as received, in order.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -16534,7 +16560,7 @@ impl<'de> Deserialize<'de> for McpError {
                 let mut field_code: Option<i32> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16588,7 +16614,7 @@ impl McpError {
             code: code.into(),
             message: message.into(),
             data: None,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16602,12 +16628,12 @@ impl McpError {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16817,7 +16843,7 @@ pub struct McpServerAcp {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -16860,7 +16886,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 let mut field_name: Option<String> = None;
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16918,7 +16944,7 @@ impl McpServerAcp {
             name: name.into(),
             server_id: server_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16939,12 +16965,12 @@ impl McpServerAcp {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17014,7 +17040,7 @@ pub struct McpServerHttp {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpServerHttp {
@@ -17057,7 +17083,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Vec<HttpHeader>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17127,7 +17153,7 @@ impl McpServerHttp {
             url: url.into(),
             headers: headers.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17148,12 +17174,12 @@ impl McpServerHttp {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17176,7 +17202,7 @@ pub struct McpServerSse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpServerSse {
@@ -17219,7 +17245,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Vec<HttpHeader>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17289,7 +17315,7 @@ impl McpServerSse {
             url: url.into(),
             headers: headers.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17310,12 +17336,12 @@ impl McpServerSse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17340,7 +17366,7 @@ pub struct McpServerStdio {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpServerStdio {
@@ -17385,7 +17411,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut field_args: Option<Vec<String>> = None;
                 let mut field_env: Option<Vec<EnvVariable>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17473,7 +17499,7 @@ impl McpServerStdio {
             args: args.into(),
             env: env.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17494,12 +17520,12 @@ impl McpServerStdio {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17572,7 +17598,7 @@ pub struct MessageMcpNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -17625,7 +17651,7 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17705,7 +17731,7 @@ impl MessageMcpNotification {
             method: method.into(),
             params: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17740,12 +17766,12 @@ impl MessageMcpNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17780,7 +17806,7 @@ pub struct MessageMcpRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -17833,7 +17859,7 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17913,7 +17939,7 @@ impl MessageMcpRequest {
             method: method.into(),
             params: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17948,12 +17974,12 @@ impl MessageMcpRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17989,7 +18015,7 @@ pub struct MessageMcpResponseError {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -18030,7 +18056,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 const NAMES: &[&str] = &["error", "_meta"];
                 let mut field_error: Option<McpError> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18079,7 +18105,7 @@ impl MessageMcpResponseError {
         Self {
             error: error.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18100,12 +18126,12 @@ impl MessageMcpResponseError {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18121,7 +18147,7 @@ pub struct MessageMcpResponseResult {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -18162,7 +18188,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 const NAMES: &[&str] = &["result", "_meta"];
                 let mut field_result: Option<::serde_json::Value> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18211,7 +18237,7 @@ impl MessageMcpResponseResult {
         Self {
             result: result.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18232,12 +18258,12 @@ impl MessageMcpResponseResult {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18371,7 +18397,7 @@ pub struct MultiSelectPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for MultiSelectPropertySchema {
@@ -18428,7 +18454,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut field_items: Option<MultiSelectItems> = None;
                 let mut field_default: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18535,7 +18561,7 @@ impl MultiSelectPropertySchema {
             items: items.into(),
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18626,12 +18652,12 @@ impl MultiSelectPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18674,7 +18700,7 @@ pub struct NewSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NewSessionRequest {
@@ -18729,7 +18755,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18809,7 +18835,7 @@ impl NewSessionRequest {
             #[cfg(feature = "unstable")]
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18853,12 +18879,12 @@ impl NewSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18890,7 +18916,7 @@ pub struct NewSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NewSessionResponse {
@@ -18933,7 +18959,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19009,7 +19035,7 @@ impl NewSessionResponse {
             modes: Patch::Absent,
             config_options: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19058,12 +19084,12 @@ impl NewSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19095,7 +19121,7 @@ pub struct Notice {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Notice {
@@ -19138,7 +19164,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19208,7 +19234,7 @@ impl Notice {
             title: title.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19243,12 +19269,12 @@ impl Notice {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19408,7 +19434,7 @@ pub struct NumberPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NumberPropertySchema {
@@ -19462,7 +19488,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut field_maximum: Option<Patch<::acp_support::Number>> = None;
                 let mut field_default: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19560,7 +19586,7 @@ impl NumberPropertySchema {
             maximum: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19651,12 +19677,12 @@ impl NumberPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19680,7 +19706,7 @@ pub struct PermissionOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PermissionOption {
@@ -19723,7 +19749,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut field_name: Option<String> = None;
                 let mut field_kind: Option<PermissionOptionKind> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19793,7 +19819,7 @@ impl PermissionOption {
             name: name.into(),
             kind: kind.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19814,12 +19840,12 @@ impl PermissionOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19956,7 +19982,7 @@ pub struct Plan {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Plan {
@@ -19995,7 +20021,7 @@ impl<'de> Deserialize<'de> for Plan {
                 const NAMES: &[&str] = &["entries", "_meta"];
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20047,7 +20073,7 @@ impl Plan {
         Self {
             entries: entries.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20068,12 +20094,12 @@ impl Plan {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20095,7 +20121,7 @@ pub struct PlanCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -20134,7 +20160,7 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20174,7 +20200,7 @@ impl PlanCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20195,12 +20221,12 @@ impl PlanCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20228,7 +20254,7 @@ pub struct PlanEntry {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PlanEntry {
@@ -20271,7 +20297,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut field_priority: Option<PlanEntryPriority> = None;
                 let mut field_status: Option<PlanEntryStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20341,7 +20367,7 @@ impl PlanEntry {
             priority: priority.into(),
             status: status.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20362,12 +20388,12 @@ impl PlanEntry {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20533,7 +20559,7 @@ pub struct PlanFile {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -20576,7 +20602,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20630,7 +20656,7 @@ impl PlanFile {
             plan_id: plan_id.into(),
             uri: uri.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20651,12 +20677,12 @@ impl PlanFile {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20730,7 +20756,7 @@ pub struct PlanItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -20773,7 +20799,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20835,7 +20861,7 @@ impl PlanItems {
             plan_id: plan_id.into(),
             entries: entries.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20856,12 +20882,12 @@ impl PlanItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20888,7 +20914,7 @@ pub struct PlanMarkdown {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -20931,7 +20957,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20989,7 +21015,7 @@ impl PlanMarkdown {
             plan_id: plan_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21010,12 +21036,12 @@ impl PlanMarkdown {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21040,7 +21066,7 @@ pub struct PlanRemoved {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -21081,7 +21107,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 const NAMES: &[&str] = &["planId", "_meta"];
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21130,7 +21156,7 @@ impl PlanRemoved {
         Self {
             plan_id: plan_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21151,12 +21177,12 @@ impl PlanRemoved {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21180,7 +21206,7 @@ pub struct PlanUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -21221,7 +21247,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 const NAMES: &[&str] = &["plan", "_meta"];
                 let mut field_plan: Option<PlanUpdateContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21270,7 +21296,7 @@ impl PlanUpdate {
         Self {
             plan: plan.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21291,12 +21317,12 @@ impl PlanUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21441,7 +21467,7 @@ pub struct PromptCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptCapabilities {
@@ -21484,7 +21510,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 let mut field_audio: Option<Option<bool>> = None;
                 let mut field_embedded_context: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21562,7 +21588,7 @@ impl PromptCapabilities {
             audio: None,
             embedded_context: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21604,12 +21630,12 @@ impl PromptCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21647,7 +21673,7 @@ pub struct PromptRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptRequest {
@@ -21688,7 +21714,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_prompt: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21748,7 +21774,7 @@ impl PromptRequest {
             session_id: session_id.into(),
             prompt: prompt.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21769,12 +21795,12 @@ impl PromptRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21804,7 +21830,7 @@ pub struct PromptResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptResponse {
@@ -21853,7 +21879,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
 
                 #[cfg(feature = "unstable")]
                 let mut field_usage: Option<Patch<Usage>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21918,7 +21944,7 @@ impl PromptResponse {
             #[cfg(feature = "unstable")]
             usage: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21955,12 +21981,12 @@ impl PromptResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22013,7 +22039,7 @@ pub struct ProviderCurrentConfig {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22056,7 +22082,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22114,7 +22140,7 @@ impl ProviderCurrentConfig {
             api_type: api_type.into(),
             base_url: base_url.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22135,12 +22161,12 @@ impl ProviderCurrentConfig {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22218,7 +22244,7 @@ pub struct ProviderInfo {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22271,7 +22297,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 let mut field_required: Option<bool> = None;
                 let mut field_current: Option<Patch<ProviderCurrentConfig>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22357,7 +22383,7 @@ impl ProviderInfo {
             required: required.into(),
             current: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22392,12 +22418,12 @@ impl ProviderInfo {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22421,7 +22447,7 @@ pub struct ProvidersCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22460,7 +22486,7 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22500,7 +22526,7 @@ impl ProvidersCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22521,12 +22547,12 @@ impl ProvidersCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22787,7 +22813,7 @@ pub struct ProxySuccessorNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22830,7 +22856,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22892,7 +22918,7 @@ impl ProxySuccessorNotification {
             method: method.into(),
             params: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22920,12 +22946,12 @@ impl ProxySuccessorNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22973,7 +22999,7 @@ pub struct ProxySuccessorRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -23016,7 +23042,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23078,7 +23104,7 @@ impl ProxySuccessorRequest {
             method: method.into(),
             params: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23106,12 +23132,12 @@ impl ProxySuccessorRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23158,7 +23184,7 @@ pub struct ReadTextFileRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ReadTextFileRequest {
@@ -23203,7 +23229,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_limit: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23278,7 +23304,7 @@ impl ReadTextFileRequest {
             line: Patch::Absent,
             limit: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23327,12 +23353,12 @@ impl ReadTextFileRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23351,7 +23377,7 @@ pub struct ReadTextFileResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ReadTextFileResponse {
@@ -23390,7 +23416,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                 const NAMES: &[&str] = &["content", "_meta"];
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23438,7 +23464,7 @@ impl ReadTextFileResponse {
         Self {
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23459,12 +23485,12 @@ impl ReadTextFileResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23487,7 +23513,7 @@ pub struct ReleaseTerminalRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ReleaseTerminalRequest {
@@ -23528,7 +23554,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23588,7 +23614,7 @@ impl ReleaseTerminalRequest {
             session_id: session_id.into(),
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23609,12 +23635,12 @@ impl ReleaseTerminalRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23631,7 +23657,7 @@ pub struct ReleaseTerminalResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ReleaseTerminalResponse {
@@ -23668,7 +23694,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23707,7 +23733,7 @@ impl ReleaseTerminalResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23728,12 +23754,12 @@ impl ReleaseTerminalResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23761,6 +23787,13 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
     /// The `selected` member.
     fn from(body: SelectedPermissionOutcome) -> Self {
         Self::Selected(body)
+    }
+}
+
+impl From<PermissionOptionId> for RequestPermissionOutcome {
+    /// A `selected` member holding this value.
+    fn from(value: PermissionOptionId) -> Self {
+        Self::Selected(SelectedPermissionOutcome::new(value))
     }
 }
 
@@ -23872,7 +23905,7 @@ pub struct RequestPermissionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RequestPermissionRequest {
@@ -23915,7 +23948,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut field_tool_call: Option<ToolCallUpdate> = None;
                 let mut field_options: Option<Vec<PermissionOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23985,7 +24018,7 @@ impl RequestPermissionRequest {
             tool_call: tool_call.into(),
             options: options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24006,12 +24039,12 @@ impl RequestPermissionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24030,7 +24063,7 @@ pub struct RequestPermissionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RequestPermissionResponse {
@@ -24069,7 +24102,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 const NAMES: &[&str] = &["outcome", "_meta"];
                 let mut field_outcome: Option<RequestPermissionOutcome> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24117,7 +24150,7 @@ impl RequestPermissionResponse {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24138,12 +24171,12 @@ impl RequestPermissionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24159,7 +24192,7 @@ pub struct RequiresActionStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -24198,7 +24231,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24238,7 +24271,7 @@ impl RequiresActionStateUpdate {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24259,12 +24292,12 @@ impl RequiresActionStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24300,7 +24333,7 @@ pub struct ResourceLink {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResourceLink {
@@ -24360,7 +24393,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24478,7 +24511,7 @@ impl ResourceLink {
             title: Patch::Absent,
             uri: uri.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24569,12 +24602,12 @@ impl ResourceLink {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24626,7 +24659,7 @@ pub struct ResumeSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResumeSessionRequest {
@@ -24684,7 +24717,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24769,7 +24802,7 @@ impl ResumeSessionRequest {
             #[cfg(feature = "unstable")]
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24820,12 +24853,12 @@ impl ResumeSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24850,7 +24883,7 @@ pub struct ResumeSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResumeSessionResponse {
@@ -24891,7 +24924,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24958,7 +24991,7 @@ impl ResumeSessionResponse {
             modes: Patch::Absent,
             config_options: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25007,12 +25040,12 @@ impl ResumeSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25085,7 +25118,7 @@ pub struct RunningStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -25124,7 +25157,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25164,7 +25197,7 @@ impl RunningStateUpdate {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25185,12 +25218,12 @@ impl RunningStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25210,7 +25243,7 @@ pub struct SelectedPermissionOutcome {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SelectedPermissionOutcome {
@@ -25249,7 +25282,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 const NAMES: &[&str] = &["optionId", "_meta"];
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25297,7 +25330,7 @@ impl SelectedPermissionOutcome {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25318,12 +25351,12 @@ impl SelectedPermissionOutcome {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25345,7 +25378,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
@@ -25382,7 +25415,7 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25421,7 +25454,7 @@ impl SessionAdditionalDirectoriesCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25442,12 +25475,12 @@ impl SessionAdditionalDirectoriesCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25472,7 +25505,7 @@ pub struct SessionArchiveCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -25511,7 +25544,7 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25551,7 +25584,7 @@ impl SessionArchiveCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25572,12 +25605,12 @@ impl SessionArchiveCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25723,7 +25756,7 @@ pub struct SessionCancelCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -25762,7 +25795,7 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25802,7 +25835,7 @@ impl SessionCancelCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25823,12 +25856,12 @@ impl SessionCancelCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25947,7 +25980,7 @@ pub struct SessionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionCapabilities {
@@ -26040,7 +26073,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_title: Option<Patch<SessionTitleCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26250,7 +26283,7 @@ impl SessionCapabilities {
             resume: Patch::Absent,
             close: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26427,12 +26460,12 @@ impl SessionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26451,7 +26484,7 @@ pub struct SessionCloseCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionCloseCapabilities {
@@ -26488,7 +26521,7 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26527,7 +26560,7 @@ impl SessionCloseCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26548,12 +26581,12 @@ impl SessionCloseCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26566,7 +26599,7 @@ pub struct SessionConfigBoolean {
     pub current_value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigBoolean {
@@ -26603,7 +26636,7 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
 
                 const NAMES: &[&str] = &["currentValue"];
                 let mut field_current_value: Option<bool> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26638,19 +26671,19 @@ impl SessionConfigBoolean {
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26750,7 +26783,7 @@ pub struct SessionConfigOption {
     pub type_: SessionConfigOptionType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigOption {
@@ -26894,7 +26927,7 @@ impl SessionConfigOption {
             category: Patch::Absent,
             meta: Patch::Absent,
             type_: type_.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26943,12 +26976,12 @@ impl SessionConfigOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27085,9 +27118,7 @@ impl SessionConfigOptionType {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -27177,7 +27208,7 @@ pub struct SessionConfigOptionsCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigOptionsCapabilities {
@@ -27216,7 +27247,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                 const NAMES: &[&str] = &["boolean", "_meta"];
                 let mut field_boolean: Option<Patch<BooleanConfigOptionCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27270,7 +27301,7 @@ impl SessionConfigOptionsCapabilities {
         Self {
             boolean: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27305,12 +27336,12 @@ impl SessionConfigOptionsCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27325,7 +27356,7 @@ pub struct SessionConfigSelect {
     pub options: SessionConfigSelectOptions,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelect {
@@ -27364,7 +27395,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 const NAMES: &[&str] = &["currentValue", "options"];
                 let mut field_current_value: Option<SessionConfigValueId> = None;
                 let mut field_options: Option<SessionConfigSelectOptions> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27411,19 +27442,19 @@ impl SessionConfigSelect {
         Self {
             current_value: current_value.into(),
             options: options.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27446,7 +27477,7 @@ pub struct SessionConfigSelectGroup {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelectGroup {
@@ -27489,7 +27520,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut field_name: Option<String> = None;
                 let mut field_options: Option<Vec<SessionConfigSelectOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27565,7 +27596,7 @@ impl SessionConfigSelectGroup {
             name: name.into(),
             options: options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27586,12 +27617,12 @@ impl SessionConfigSelectGroup {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27615,7 +27646,7 @@ pub struct SessionConfigSelectOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelectOption {
@@ -27658,7 +27689,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27728,7 +27759,7 @@ impl SessionConfigSelectOption {
             name: name.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27763,12 +27794,12 @@ impl SessionConfigSelectOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27832,7 +27863,7 @@ pub struct SessionDeleteCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionDeleteCapabilities {
@@ -27869,7 +27900,7 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27908,7 +27939,7 @@ impl SessionDeleteCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27929,12 +27960,12 @@ impl SessionDeleteCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27958,7 +27989,7 @@ pub struct SessionForkCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -27997,7 +28028,7 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28037,7 +28068,7 @@ impl SessionForkCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28058,12 +28089,12 @@ impl SessionForkCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28149,7 +28180,7 @@ pub struct SessionInfo {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionInfo {
@@ -28210,7 +28241,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
 
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<bool>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28322,7 +28353,7 @@ impl SessionInfo {
             #[cfg(feature = "unstable")]
             archived: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28394,12 +28425,12 @@ impl SessionInfo {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28425,7 +28456,7 @@ pub struct SessionInfoUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionInfoUpdate {
@@ -28466,7 +28497,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_updated_at: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28531,7 +28562,7 @@ impl SessionInfoUpdate {
             title: Patch::Absent,
             updated_at: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28580,12 +28611,12 @@ impl SessionInfoUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28604,7 +28635,7 @@ pub struct SessionListCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionListCapabilities {
@@ -28641,7 +28672,7 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28680,7 +28711,7 @@ impl SessionListCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28701,12 +28732,12 @@ impl SessionListCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28757,7 +28788,7 @@ pub struct SessionMessage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -28816,7 +28847,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut field_recipient_message_id: Option<Patch<MessageId>> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28932,7 +28963,7 @@ impl SessionMessage {
             recipient_message_id: Patch::Absent,
             content: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29023,12 +29054,12 @@ impl SessionMessage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29056,7 +29087,7 @@ pub struct SessionMessageChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -29099,7 +29130,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29160,7 +29191,7 @@ impl SessionMessageChunk {
             message_id: message_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29181,12 +29212,12 @@ impl SessionMessageChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29212,7 +29243,7 @@ pub struct SessionMode {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionMode {
@@ -29255,7 +29286,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29325,7 +29356,7 @@ impl SessionMode {
             name: name.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29360,12 +29391,12 @@ impl SessionMode {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29423,7 +29454,7 @@ pub struct SessionModeState {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionModeState {
@@ -29464,7 +29495,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
                 let mut field_current_mode_id: Option<SessionModeId> = None;
                 let mut field_available_modes: Option<Vec<SessionMode>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29530,7 +29561,7 @@ impl SessionModeState {
             current_mode_id: current_mode_id.into(),
             available_modes: available_modes.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29551,12 +29582,12 @@ impl SessionModeState {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29582,7 +29613,7 @@ pub struct SessionNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionNotification {
@@ -29623,7 +29654,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_update: Option<SessionUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29683,7 +29714,7 @@ impl SessionNotification {
             session_id: session_id.into(),
             update: update.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29704,12 +29735,12 @@ impl SessionNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29728,7 +29759,7 @@ pub struct SessionResumeCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionResumeCapabilities {
@@ -29765,7 +29796,7 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29804,7 +29835,7 @@ impl SessionResumeCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29825,12 +29856,12 @@ impl SessionResumeCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29976,7 +30007,7 @@ pub struct SessionStatusCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30015,7 +30046,7 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30055,7 +30086,7 @@ impl SessionStatusCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30076,12 +30107,12 @@ impl SessionStatusCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30112,7 +30143,7 @@ pub struct SessionStatusRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30153,7 +30184,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30202,7 +30233,7 @@ impl SessionStatusRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30223,12 +30254,12 @@ impl SessionStatusRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30257,7 +30288,7 @@ pub struct SessionStatusResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30298,7 +30329,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 const NAMES: &[&str] = &["status", "_meta"];
                 let mut field_status: Option<SessionStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30347,7 +30378,7 @@ impl SessionStatusResponse {
         Self {
             status: status.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30368,12 +30399,12 @@ impl SessionStatusResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30403,7 +30434,7 @@ pub struct SessionSystemPromptCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30444,7 +30475,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 const NAMES: &[&str] = &["mode", "_meta"];
                 let mut field_mode: Option<Patch<SessionSystemPromptModeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30499,7 +30530,7 @@ impl SessionSystemPromptCapabilities {
         Self {
             mode: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30537,12 +30568,12 @@ impl SessionSystemPromptCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30574,7 +30605,7 @@ pub struct SessionSystemPromptModeCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30617,7 +30648,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                     Patch<SessionSystemPromptOverrideCapabilities>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30672,7 +30703,7 @@ impl SessionSystemPromptModeCapabilities {
         Self {
             override_: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30710,12 +30741,12 @@ impl SessionSystemPromptModeCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30740,7 +30771,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30779,7 +30810,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30819,7 +30850,7 @@ impl SessionSystemPromptOverrideCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30840,12 +30871,12 @@ impl SessionSystemPromptOverrideCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30870,7 +30901,7 @@ pub struct SessionTitleCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30909,7 +30940,7 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30949,7 +30980,7 @@ impl SessionTitleCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30970,12 +31001,12 @@ impl SessionTitleCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31093,6 +31124,52 @@ impl From<SessionMessageChunk> for SessionUpdate {
     /// The `session_message_chunk` member.
     fn from(body: SessionMessageChunk) -> Self {
         Self::SessionMessageChunk(body)
+    }
+}
+
+impl From<ToolCallId> for SessionUpdate {
+    /// A `tool_call_update` member holding this value.
+    fn from(value: ToolCallId) -> Self {
+        Self::ToolCallUpdate(ToolCallUpdate::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<PlanUpdateContent> for SessionUpdate {
+    /// A `plan_update` member holding this value.
+    fn from(value: PlanUpdateContent) -> Self {
+        Self::PlanUpdate(PlanUpdate::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<PlanId> for SessionUpdate {
+    /// A `plan_removed` member holding this value.
+    fn from(value: PlanId) -> Self {
+        Self::PlanRemoved(PlanRemoved::new(value))
+    }
+}
+
+impl From<SessionModeId> for SessionUpdate {
+    /// A `current_mode_update` member holding this value.
+    fn from(value: SessionModeId) -> Self {
+        Self::CurrentModeUpdate(CurrentModeUpdate::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<SessionId> for SessionUpdate {
+    /// A `subagent_update` member holding this value.
+    fn from(value: SessionId) -> Self {
+        Self::SubagentUpdate(SubagentUpdate::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<MessageId> for SessionUpdate {
+    /// A `session_message` member holding this value.
+    fn from(value: MessageId) -> Self {
+        Self::SessionMessage(SessionMessage::new(value))
     }
 }
 
@@ -31492,7 +31569,7 @@ pub struct SetProviderRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31547,7 +31624,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                     Option<::acp_support::OrderedMap<String>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31633,7 +31710,7 @@ impl SetProviderRequest {
             base_url: base_url.into(),
             headers: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31664,12 +31741,12 @@ impl SetProviderRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31691,7 +31768,7 @@ pub struct SetProviderResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31730,7 +31807,7 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31770,7 +31847,7 @@ impl SetProviderResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31791,12 +31868,12 @@ impl SetProviderResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31822,7 +31899,7 @@ pub struct SetSessionConfigOptionRequest {
     pub type_: SetSessionConfigOptionRequestType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
@@ -31928,7 +32005,7 @@ impl SetSessionConfigOptionRequest {
             config_id: config_id.into(),
             meta: Patch::Absent,
             type_: type_.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31949,12 +32026,12 @@ impl SetSessionConfigOptionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31970,9 +32047,7 @@ impl SetSessionConfigOptionRequestType {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -32064,7 +32139,7 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     pub value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
@@ -32101,7 +32176,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
 
                 const NAMES: &[&str] = &["value"];
                 let mut field_value: Option<bool> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32136,19 +32211,19 @@ impl SetSessionConfigOptionRequestTypeBoolean {
     pub fn new(value: impl Into<bool>) -> Self {
         Self {
             value: value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32164,7 +32239,7 @@ pub struct SetSessionConfigOptionRequestTypeValueId {
     pub value: SessionConfigValueId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeValueId {
@@ -32201,7 +32276,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeValueId {
 
                 const NAMES: &[&str] = &["value"];
                 let mut field_value: Option<SessionConfigValueId> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32236,19 +32311,19 @@ impl SetSessionConfigOptionRequestTypeValueId {
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self {
             value: value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32268,7 +32343,7 @@ pub struct SetSessionConfigOptionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
@@ -32307,7 +32382,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 const NAMES: &[&str] = &["configOptions", "_meta"];
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32361,7 +32436,7 @@ impl SetSessionConfigOptionResponse {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32382,12 +32457,12 @@ impl SetSessionConfigOptionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32410,7 +32485,7 @@ pub struct SetSessionModeRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionModeRequest {
@@ -32451,7 +32526,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_mode_id: Option<SessionModeId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32511,7 +32586,7 @@ impl SetSessionModeRequest {
             session_id: session_id.into(),
             mode_id: mode_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32532,12 +32607,12 @@ impl SetSessionModeRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32554,7 +32629,7 @@ pub struct SetSessionModeResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionModeResponse {
@@ -32591,7 +32666,7 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32630,7 +32705,7 @@ impl SetSessionModeResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32651,12 +32726,12 @@ impl SetSessionModeResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32696,7 +32771,7 @@ pub struct SetSessionTitleRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -32739,7 +32814,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32797,7 +32872,7 @@ impl SetSessionTitleRequest {
             session_id: session_id.into(),
             title: title.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32818,12 +32893,12 @@ impl SetSessionTitleRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32850,7 +32925,7 @@ pub struct SetSessionTitleResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -32891,7 +32966,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 const NAMES: &[&str] = &["title", "_meta"];
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32940,7 +33015,7 @@ impl SetSessionTitleResponse {
         Self {
             title: title.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32961,12 +33036,12 @@ impl SetSessionTitleResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33295,7 +33370,7 @@ pub struct StringMultiSelectItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for StringMultiSelectItems {
@@ -33334,7 +33409,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 const NAMES: &[&str] = &["enum", "_meta"];
                 let mut field_enum_: Option<Vec<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33382,7 +33457,7 @@ impl StringMultiSelectItems {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33403,12 +33478,12 @@ impl StringMultiSelectItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33475,7 +33550,7 @@ pub struct StringPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for StringPropertySchema {
@@ -33541,7 +33616,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut field_enum_: Option<Patch<Vec<String>>> = None;
                 let mut field_one_of: Option<Patch<Vec<EnumOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33673,7 +33748,7 @@ impl StringPropertySchema {
             enum_: Patch::Absent,
             one_of: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33820,12 +33895,12 @@ impl StringPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33850,7 +33925,7 @@ pub struct SubagentCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -33889,7 +33964,7 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33929,7 +34004,7 @@ impl SubagentCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33950,12 +34025,12 @@ impl SubagentCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33983,7 +34058,7 @@ pub struct SubagentSessionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -34024,7 +34099,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 const NAMES: &[&str] = &["cancel", "_meta"];
                 let mut field_cancel: Option<Patch<SessionCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34079,7 +34154,7 @@ impl SubagentSessionCapabilities {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34114,12 +34189,12 @@ impl SubagentSessionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34211,7 +34286,7 @@ pub struct SubagentUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -34273,7 +34348,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut field_cwd: Option<Patch<String>> = None;
                 let mut field_additional_directories: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34395,7 +34470,7 @@ impl SubagentUpdate {
             cwd: Patch::Absent,
             additional_directories: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34503,12 +34578,12 @@ impl SubagentUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34551,7 +34626,7 @@ pub struct SystemPrompt {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -34594,7 +34669,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 let mut field_mode: Option<SystemPromptMode> = None;
                 let mut field_content: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34655,7 +34730,7 @@ impl SystemPrompt {
             mode: mode.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34676,12 +34751,12 @@ impl SystemPrompt {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34835,7 +34910,7 @@ pub struct Terminal {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Terminal {
@@ -34874,7 +34949,7 @@ impl<'de> Deserialize<'de> for Terminal {
                 const NAMES: &[&str] = &["terminalId", "_meta"];
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34922,7 +34997,7 @@ impl Terminal {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34943,12 +35018,12 @@ impl Terminal {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34971,7 +35046,7 @@ pub struct TerminalExitStatus {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalExitStatus {
@@ -35012,7 +35087,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 let mut field_exit_code: Option<Patch<u32>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35077,7 +35152,7 @@ impl TerminalExitStatus {
             exit_code: Patch::Absent,
             signal: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35126,12 +35201,12 @@ impl TerminalExitStatus {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35189,7 +35264,7 @@ pub struct TerminalOutputRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalOutputRequest {
@@ -35230,7 +35305,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35290,7 +35365,7 @@ impl TerminalOutputRequest {
             session_id: session_id.into(),
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35311,12 +35386,12 @@ impl TerminalOutputRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35340,7 +35415,7 @@ pub struct TerminalOutputResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalOutputResponse {
@@ -35383,7 +35458,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                 let mut field_truncated: Option<bool> = None;
                 let mut field_exit_status: Option<Patch<TerminalExitStatus>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35453,7 +35528,7 @@ impl TerminalOutputResponse {
             truncated: truncated.into(),
             exit_status: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35488,12 +35563,12 @@ impl TerminalOutputResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35515,7 +35590,7 @@ pub struct TextContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TextContent {
@@ -35556,7 +35631,7 @@ impl<'de> Deserialize<'de> for TextContent {
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35617,7 +35692,7 @@ impl TextContent {
             annotations: Patch::Absent,
             text: text.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35652,12 +35727,12 @@ impl TextContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35681,7 +35756,7 @@ pub struct TextResourceContents {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TextResourceContents {
@@ -35724,7 +35799,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut field_text: Option<String> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35790,7 +35865,7 @@ impl TextResourceContents {
             text: text.into(),
             uri: uri.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35825,12 +35900,12 @@ impl TextResourceContents {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35852,7 +35927,7 @@ pub struct TitledMultiSelectItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TitledMultiSelectItems {
@@ -35891,7 +35966,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 const NAMES: &[&str] = &["anyOf", "_meta"];
                 let mut field_any_of: Option<Vec<EnumOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35939,7 +36014,7 @@ impl TitledMultiSelectItems {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35960,12 +36035,12 @@ impl TitledMultiSelectItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36018,7 +36093,7 @@ pub struct ToolCall {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCall {
@@ -36084,7 +36159,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let mut field_raw_input: Option<Option<::serde_json::Value>> = None;
                 let mut field_raw_output: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36236,7 +36311,7 @@ impl ToolCall {
             raw_input: None,
             raw_output: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36313,12 +36388,12 @@ impl ToolCall {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36340,6 +36415,20 @@ impl From<Terminal> for ToolCallContent {
     /// The `terminal` member.
     fn from(body: Terminal) -> Self {
         Self::Terminal(body)
+    }
+}
+
+impl From<ContentBlock> for ToolCallContent {
+    /// A `content` member holding this value.
+    fn from(value: ContentBlock) -> Self {
+        Self::Content(Content::new(value))
+    }
+}
+
+impl From<TerminalId> for ToolCallContent {
+    /// A `terminal` member holding this value.
+    fn from(value: TerminalId) -> Self {
+        Self::Terminal(Terminal::new(value))
     }
 }
 
@@ -36482,7 +36571,7 @@ pub struct ToolCallLocation {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallLocation {
@@ -36523,7 +36612,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 let mut field_path: Option<String> = None;
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36584,7 +36673,7 @@ impl ToolCallLocation {
             path: path.into(),
             line: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36619,12 +36708,12 @@ impl ToolCallLocation {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36753,7 +36842,7 @@ pub struct ToolCallUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallUpdate {
@@ -36819,7 +36908,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut field_raw_input: Option<Option<::serde_json::Value>> = None;
                 let mut field_raw_output: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36975,7 +37064,7 @@ impl ToolCallUpdate {
             raw_input: None,
             raw_output: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37094,12 +37183,12 @@ impl ToolCallUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37245,7 +37334,7 @@ pub struct UnarchiveSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -37286,7 +37375,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37335,7 +37424,7 @@ impl UnarchiveSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37356,12 +37445,12 @@ impl UnarchiveSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37383,7 +37472,7 @@ pub struct UnarchiveSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -37422,7 +37511,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37462,7 +37551,7 @@ impl UnarchiveSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37483,12 +37572,12 @@ impl UnarchiveSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37516,7 +37605,7 @@ pub struct UnknownStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -37555,7 +37644,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37595,7 +37684,7 @@ impl UnknownStateUpdate {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37616,12 +37705,12 @@ impl UnknownStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37640,7 +37729,7 @@ pub struct UnstructuredCommandInput {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UnstructuredCommandInput {
@@ -37679,7 +37768,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                 const NAMES: &[&str] = &["hint", "_meta"];
                 let mut field_hint: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37727,7 +37816,7 @@ impl UnstructuredCommandInput {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37748,12 +37837,12 @@ impl UnstructuredCommandInput {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37793,7 +37882,7 @@ pub struct Usage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -37852,7 +37941,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut field_cached_read_tokens: Option<Patch<u64>> = None;
                 let mut field_cached_write_tokens: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37962,7 +38051,7 @@ impl Usage {
             cached_read_tokens: Patch::Absent,
             cached_write_tokens: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38025,12 +38114,12 @@ impl Usage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38054,7 +38143,7 @@ pub struct UsageUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UsageUpdate {
@@ -38097,7 +38186,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut field_size: Option<u64> = None;
                 let mut field_cost: Option<Patch<Cost>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38159,7 +38248,7 @@ impl UsageUpdate {
             size: size.into(),
             cost: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38194,12 +38283,12 @@ impl UsageUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38222,7 +38311,7 @@ pub struct WaitForTerminalExitRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for WaitForTerminalExitRequest {
@@ -38263,7 +38352,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38323,7 +38412,7 @@ impl WaitForTerminalExitRequest {
             session_id: session_id.into(),
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38344,12 +38433,12 @@ impl WaitForTerminalExitRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38372,7 +38461,7 @@ pub struct WaitForTerminalExitResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for WaitForTerminalExitResponse {
@@ -38413,7 +38502,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                 let mut field_exit_code: Option<Patch<u32>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38478,7 +38567,7 @@ impl WaitForTerminalExitResponse {
             exit_code: Patch::Absent,
             signal: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38527,12 +38616,12 @@ impl WaitForTerminalExitResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38558,7 +38647,7 @@ pub struct WriteTextFileRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for WriteTextFileRequest {
@@ -38601,7 +38690,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                 let mut field_path: Option<String> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38671,7 +38760,7 @@ impl WriteTextFileRequest {
             path: path.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38692,12 +38781,12 @@ impl WriteTextFileRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38714,7 +38803,7 @@ pub struct WriteTextFileResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for WriteTextFileResponse {
@@ -38751,7 +38840,7 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38790,7 +38879,7 @@ impl WriteTextFileResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38811,12 +38900,12 @@ impl WriteTextFileResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 

@@ -77,7 +77,7 @@ pub struct AgentAuthCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentAuthCapabilities {
@@ -119,7 +119,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_status: Option<Patch<AuthStatusCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -177,7 +177,7 @@ impl AgentAuthCapabilities {
             #[cfg(feature = "unstable")]
             status: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -214,12 +214,12 @@ impl AgentAuthCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -269,7 +269,7 @@ pub struct AgentCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentCapabilities {
@@ -321,7 +321,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_providers: Option<Patch<ProvidersCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -409,7 +409,7 @@ impl AgentCapabilities {
             #[cfg(feature = "unstable")]
             providers: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -474,12 +474,12 @@ impl AgentCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -517,7 +517,7 @@ pub struct AgentMessage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentMessage {
@@ -558,7 +558,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -621,7 +621,7 @@ impl AgentMessage {
             message_id: message_id.into(),
             content: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -656,12 +656,12 @@ impl AgentMessage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1207,7 +1207,7 @@ pub struct AgentThought {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AgentThought {
@@ -1248,7 +1248,7 @@ impl<'de> Deserialize<'de> for AgentThought {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1311,7 +1311,7 @@ impl AgentThought {
             message_id: message_id.into(),
             content: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1346,12 +1346,12 @@ impl AgentThought {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1386,7 +1386,7 @@ pub struct Annotations {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Annotations {
@@ -1434,7 +1434,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 let mut field_last_modified: Option<Patch<String>> = None;
                 let mut field_priority: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1516,7 +1516,7 @@ impl Annotations {
             last_modified: Patch::Absent,
             priority: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1579,12 +1579,12 @@ impl Annotations {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1616,7 +1616,7 @@ pub struct ArchiveSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -1657,7 +1657,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1706,7 +1706,7 @@ impl ArchiveSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1727,12 +1727,12 @@ impl ArchiveSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1754,7 +1754,7 @@ pub struct ArchiveSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -1793,7 +1793,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1833,7 +1833,7 @@ impl ArchiveSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -1854,12 +1854,12 @@ impl ArchiveSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -1886,7 +1886,7 @@ pub struct AudioContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AudioContent {
@@ -1929,7 +1929,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 let mut field_mime_type: Option<MediaType> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -1999,7 +1999,7 @@ impl AudioContent {
             mime_type: mime_type.into(),
             annotations: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2034,12 +2034,12 @@ impl AudioContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2091,7 +2091,7 @@ pub struct AuthAccount {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -2147,7 +2147,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut field_email: Option<Patch<String>> = None;
                 let mut field_organization: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2248,7 +2248,7 @@ impl AuthAccount {
             email: Patch::Absent,
             organization: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2325,12 +2325,12 @@ impl AuthAccount {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2462,7 +2462,7 @@ pub struct AuthMethodAgent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthMethodAgent {
@@ -2505,7 +2505,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2575,7 +2575,7 @@ impl AuthMethodAgent {
             name: name.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2610,12 +2610,12 @@ impl AuthMethodAgent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -2691,7 +2691,7 @@ pub struct AuthMethodTerminal {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AuthMethodTerminal {
@@ -2745,7 +2745,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut field_args: Option<Option<Vec<String>>> = None;
                 let mut field_env: Option<Option<Vec<EnvVariable>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -2833,7 +2833,7 @@ impl AuthMethodTerminal {
             args: None,
             env: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -2882,12 +2882,12 @@ impl AuthMethodTerminal {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3036,7 +3036,7 @@ pub struct AuthStatusCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3075,7 +3075,7 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3115,7 +3115,7 @@ impl AuthStatusCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3136,12 +3136,12 @@ impl AuthStatusCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3168,7 +3168,7 @@ pub struct AuthStatusRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3207,7 +3207,7 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3247,7 +3247,7 @@ impl AuthStatusRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3268,12 +3268,12 @@ impl AuthStatusRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3307,7 +3307,7 @@ pub struct AuthStatusResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3350,7 +3350,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3414,7 +3414,7 @@ impl AuthStatusResponse {
             state: state.into(),
             accounts: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3442,12 +3442,12 @@ impl AuthStatusResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3485,7 +3485,7 @@ pub struct AuthStatusUpdateNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -3528,7 +3528,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3592,7 +3592,7 @@ impl AuthStatusUpdateNotification {
             state: state.into(),
             accounts: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3620,12 +3620,12 @@ impl AuthStatusUpdateNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3723,6 +3723,20 @@ impl From<TextCommandInput> for AvailableCommandInput {
     }
 }
 
+impl From<String> for AvailableCommandInput {
+    /// A `text` member holding this value.
+    fn from(value: String) -> Self {
+        Self::Text(TextCommandInput::new(value))
+    }
+}
+
+impl From<&str> for AvailableCommandInput {
+    /// A `text` member holding this value.
+    fn from(value: &str) -> Self {
+        Self::Text(TextCommandInput::new(value))
+    }
+}
+
 /// The input specification for a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -3817,7 +3831,7 @@ pub struct AvailableCommandsUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for AvailableCommandsUpdate {
@@ -3856,7 +3870,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 const NAMES: &[&str] = &["availableCommands", "_meta"];
                 let mut field_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -3911,7 +3925,7 @@ impl AvailableCommandsUpdate {
         Self {
             available_commands: available_commands.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -3932,12 +3946,12 @@ impl AvailableCommandsUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -3962,7 +3976,7 @@ pub struct BackgroundSubagent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -4003,7 +4017,7 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4052,7 +4066,7 @@ impl BackgroundSubagent {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4073,12 +4087,12 @@ impl BackgroundSubagent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4098,7 +4112,7 @@ pub struct BackgroundTerminal {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BackgroundTerminal {
@@ -4137,7 +4151,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                 const NAMES: &[&str] = &["terminalId", "_meta"];
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4185,7 +4199,7 @@ impl BackgroundTerminal {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4206,12 +4220,12 @@ impl BackgroundTerminal {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4231,7 +4245,7 @@ pub struct BackgroundToolCall {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BackgroundToolCall {
@@ -4270,7 +4284,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                 const NAMES: &[&str] = &["toolCallId", "_meta"];
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4318,7 +4332,7 @@ impl BackgroundToolCall {
         Self {
             tool_call_id: tool_call_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4339,12 +4353,12 @@ impl BackgroundToolCall {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4367,6 +4381,28 @@ impl From<BackgroundSubagent> for BackgroundWork {
     /// The `subagent` member.
     fn from(body: BackgroundSubagent) -> Self {
         Self::Subagent(body)
+    }
+}
+
+impl From<TerminalId> for BackgroundWork {
+    /// A `terminal` member holding this value.
+    fn from(value: TerminalId) -> Self {
+        Self::Terminal(BackgroundTerminal::new(value))
+    }
+}
+
+impl From<ToolCallId> for BackgroundWork {
+    /// A `tool_call` member holding this value.
+    fn from(value: ToolCallId) -> Self {
+        Self::ToolCall(BackgroundToolCall::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<SessionId> for BackgroundWork {
+    /// A `subagent` member holding this value.
+    fn from(value: SessionId) -> Self {
+        Self::Subagent(BackgroundSubagent::new(value))
     }
 }
 
@@ -4509,7 +4545,7 @@ pub struct BlobResourceContents {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BlobResourceContents {
@@ -4552,7 +4588,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 let mut field_uri: Option<String> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4618,7 +4654,7 @@ impl BlobResourceContents {
             uri: uri.into(),
             mime_type: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4653,12 +4689,12 @@ impl BlobResourceContents {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4690,7 +4726,7 @@ pub struct BooleanPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for BooleanPropertySchema {
@@ -4733,7 +4769,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_default: Option<Patch<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4811,7 +4847,7 @@ impl BooleanPropertySchema {
             description: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -4874,12 +4910,12 @@ impl BooleanPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -4902,7 +4938,7 @@ pub struct CancelRequestNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelRequestNotification {
@@ -4941,7 +4977,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 const NAMES: &[&str] = &["requestId", "_meta"];
                 let mut field_request_id: Option<RequestId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -4989,7 +5025,7 @@ impl CancelRequestNotification {
         Self {
             request_id: request_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5010,12 +5046,12 @@ impl CancelRequestNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5037,7 +5073,7 @@ pub struct CancelSessionNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelSessionNotification {
@@ -5076,7 +5112,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5124,7 +5160,7 @@ impl CancelSessionNotification {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5145,12 +5181,12 @@ impl CancelSessionNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5185,7 +5221,7 @@ pub struct CancelTerminalRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelTerminalRequest {
@@ -5226,7 +5262,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5286,7 +5322,7 @@ impl CancelTerminalRequest {
             session_id: session_id.into(),
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5307,12 +5343,12 @@ impl CancelTerminalRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5329,7 +5365,7 @@ pub struct CancelTerminalResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelTerminalResponse {
@@ -5366,7 +5402,7 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5405,7 +5441,7 @@ impl CancelTerminalResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5426,12 +5462,12 @@ impl CancelTerminalResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5465,7 +5501,7 @@ pub struct CancelToolCallRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelToolCallRequest {
@@ -5506,7 +5542,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5566,7 +5602,7 @@ impl CancelToolCallRequest {
             session_id: session_id.into(),
             tool_call_id: tool_call_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5587,12 +5623,12 @@ impl CancelToolCallRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5609,7 +5645,7 @@ pub struct CancelToolCallResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelToolCallResponse {
@@ -5646,7 +5682,7 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5685,7 +5721,7 @@ impl CancelToolCallResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5706,12 +5742,12 @@ impl CancelToolCallResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5728,7 +5764,7 @@ pub struct CancelledPermissionOutcome {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CancelledPermissionOutcome {
@@ -5765,7 +5801,7 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5804,7 +5840,7 @@ impl CancelledPermissionOutcome {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5825,12 +5861,12 @@ impl CancelledPermissionOutcome {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -5859,7 +5895,7 @@ pub struct ClientAuthCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ClientAuthCapabilities {
@@ -5898,7 +5934,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                 const NAMES: &[&str] = &["terminal", "_meta"];
                 let mut field_terminal: Option<Patch<TerminalAuthCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -5952,7 +5988,7 @@ impl ClientAuthCapabilities {
         Self {
             terminal: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -5987,12 +6023,12 @@ impl ClientAuthCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6029,7 +6065,7 @@ pub struct ClientCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ClientCapabilities {
@@ -6070,7 +6106,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 let mut field_auth: Option<Patch<ClientAuthCapabilities>> = None;
                 let mut field_elicitation: Option<Patch<ElicitationCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6139,7 +6175,7 @@ impl ClientCapabilities {
             auth: Patch::Absent,
             elicitation: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6188,12 +6224,12 @@ impl ClientCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -6870,7 +6906,7 @@ pub struct CloseSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CloseSessionRequest {
@@ -6909,7 +6945,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -6957,7 +6993,7 @@ impl CloseSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -6978,12 +7014,12 @@ impl CloseSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7000,7 +7036,7 @@ pub struct CloseSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CloseSessionResponse {
@@ -7037,7 +7073,7 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7076,7 +7112,7 @@ impl CloseSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7097,12 +7133,12 @@ impl CloseSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7132,7 +7168,7 @@ pub struct Command {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Command {
@@ -7175,7 +7211,7 @@ impl<'de> Deserialize<'de> for Command {
                 let mut field_description: Option<String> = None;
                 let mut field_input: Option<Patch<AvailableCommandInput>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7247,7 +7283,7 @@ impl Command {
             description: description.into(),
             input: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7282,12 +7318,12 @@ impl Command {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7314,7 +7350,7 @@ pub struct CommandPermissionSubject {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CommandPermissionSubject {
@@ -7365,7 +7401,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
                 let mut field_terminal_id: Option<Patch<TerminalId>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7448,7 +7484,7 @@ impl CommandPermissionSubject {
             tool_call_id: Patch::Absent,
             terminal_id: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7497,12 +7533,12 @@ impl CommandPermissionSubject {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7671,7 +7707,7 @@ pub struct CompactionSummaryChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompactionSummaryChunk {
@@ -7712,7 +7748,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7772,7 +7808,7 @@ impl CompactionSummaryChunk {
             compaction_id: compaction_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -7793,12 +7829,12 @@ impl CompactionSummaryChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -7835,7 +7871,7 @@ pub struct CompactionUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompactionUpdate {
@@ -7886,7 +7922,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 let mut field_summary: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_error: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -7974,7 +8010,7 @@ impl CompactionUpdate {
             summary: Patch::Absent,
             error: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8023,12 +8059,12 @@ impl CompactionUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8050,7 +8086,7 @@ pub struct CompleteElicitationNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CompleteElicitationNotification {
@@ -8089,7 +8125,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 const NAMES: &[&str] = &["elicitationId", "_meta"];
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8137,7 +8173,7 @@ impl CompleteElicitationNotification {
         Self {
             elicitation_id: elicitation_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8158,12 +8194,12 @@ impl CompleteElicitationNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8183,7 +8219,7 @@ pub struct ConfigOptionUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ConfigOptionUpdate {
@@ -8222,7 +8258,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 const NAMES: &[&str] = &["configOptions", "_meta"];
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8276,7 +8312,7 @@ impl ConfigOptionUpdate {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8297,12 +8333,12 @@ impl ConfigOptionUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8321,7 +8357,7 @@ pub struct Content {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Content {
@@ -8360,7 +8396,7 @@ impl<'de> Deserialize<'de> for Content {
                 const NAMES: &[&str] = &["content", "_meta"];
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8408,7 +8444,7 @@ impl Content {
         Self {
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8429,12 +8465,12 @@ impl Content {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8470,6 +8506,27 @@ impl From<EmbeddedResource> for ContentBlock {
     /// The `resource` member.
     fn from(body: EmbeddedResource) -> Self {
         Self::Resource(body)
+    }
+}
+
+impl From<String> for ContentBlock {
+    /// A `text` member holding this value.
+    fn from(value: String) -> Self {
+        Self::Text(TextContent::new(value))
+    }
+}
+
+impl From<&str> for ContentBlock {
+    /// A `text` member holding this value.
+    fn from(value: &str) -> Self {
+        Self::Text(TextContent::new(value))
+    }
+}
+
+impl From<EmbeddedResourceResource> for ContentBlock {
+    /// A `resource` member holding this value.
+    fn from(value: EmbeddedResourceResource) -> Self {
+        Self::Resource(EmbeddedResource::new(value))
     }
 }
 
@@ -8633,7 +8690,7 @@ pub struct ContentChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ContentChunk {
@@ -8674,7 +8731,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8734,7 +8791,7 @@ impl ContentChunk {
             message_id: message_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8755,12 +8812,12 @@ impl ContentChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8782,7 +8839,7 @@ pub struct Cost {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Cost {
@@ -8823,7 +8880,7 @@ impl<'de> Deserialize<'de> for Cost {
                 let mut field_amount: Option<::acp_support::Number> = None;
                 let mut field_currency: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -8883,7 +8940,7 @@ impl Cost {
             amount: amount.into(),
             currency: currency.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -8904,12 +8961,12 @@ impl Cost {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -8947,7 +9004,7 @@ pub struct CreateElicitationRequest {
     pub mode: CreateElicitationRequestMode,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateElicitationRequest {
@@ -9041,7 +9098,7 @@ impl CreateElicitationRequest {
             message: message.into(),
             meta: Patch::Absent,
             mode: mode.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9062,12 +9119,12 @@ impl CreateElicitationRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9089,9 +9146,7 @@ impl CreateElicitationRequestMode {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -9193,7 +9248,7 @@ pub struct CreateElicitationResponse {
     pub action: CreateElicitationResponseAction,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for CreateElicitationResponse {
@@ -9273,7 +9328,7 @@ impl CreateElicitationResponse {
         Self {
             meta: Patch::Absent,
             action: action.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9294,12 +9349,12 @@ impl CreateElicitationResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9433,7 +9488,7 @@ pub struct DeleteSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DeleteSessionRequest {
@@ -9472,7 +9527,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9520,7 +9575,7 @@ impl DeleteSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9541,12 +9596,12 @@ impl DeleteSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9563,7 +9618,7 @@ pub struct DeleteSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DeleteSessionResponse {
@@ -9600,7 +9655,7 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9639,7 +9694,7 @@ impl DeleteSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9660,12 +9715,12 @@ impl DeleteSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9699,7 +9754,7 @@ pub struct Diff {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Diff {
@@ -9740,7 +9795,7 @@ impl<'de> Deserialize<'de> for Diff {
                 let mut field_changes: Option<Vec<DiffChange>> = None;
                 let mut field_patch: Option<Patch<DiffPatch>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -9805,7 +9860,7 @@ impl Diff {
             changes: changes.into(),
             patch: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -9840,12 +9895,12 @@ impl Diff {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -9878,7 +9933,7 @@ pub struct DiffChange {
     pub operation: DiffChangeOperation,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DiffChange {
@@ -9988,7 +10043,7 @@ impl DiffChange {
             mime_type: Patch::Absent,
             meta: Patch::Absent,
             operation: operation.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10037,12 +10092,12 @@ impl DiffChange {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10050,9 +10105,7 @@ impl DiffChangeOperation {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -10283,7 +10336,7 @@ pub struct DiffPatch {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DiffPatch {
@@ -10324,7 +10377,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
                 let mut field_format: Option<DiffPatchFormat> = None;
                 let mut field_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10381,7 +10434,7 @@ impl DiffPatch {
             format: format.into(),
             text: text.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10402,12 +10455,12 @@ impl DiffPatch {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10523,7 +10576,7 @@ pub struct DiffPathChange {
     pub path: AbsolutePath,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DiffPathChange {
@@ -10560,7 +10613,7 @@ impl<'de> Deserialize<'de> for DiffPathChange {
 
                 const NAMES: &[&str] = &["path"];
                 let mut field_path: Option<AbsolutePath> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10595,19 +10648,19 @@ impl DiffPathChange {
     pub fn new(path: impl Into<AbsolutePath>) -> Self {
         Self {
             path: path.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10622,7 +10675,7 @@ pub struct DiffPathPairChange {
     pub path: AbsolutePath,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for DiffPathPairChange {
@@ -10661,7 +10714,7 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
                 const NAMES: &[&str] = &["oldPath", "path"];
                 let mut field_old_path: Option<AbsolutePath> = None;
                 let mut field_path: Option<AbsolutePath> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10708,19 +10761,19 @@ impl DiffPathPairChange {
         Self {
             old_path: old_path.into(),
             path: path.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10745,7 +10798,7 @@ pub struct DisableProviderRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -10786,7 +10839,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 const NAMES: &[&str] = &["providerId", "_meta"];
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10835,7 +10888,7 @@ impl DisableProviderRequest {
         Self {
             provider_id: provider_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10856,12 +10909,12 @@ impl DisableProviderRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -10883,7 +10936,7 @@ pub struct DisableProviderResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -10922,7 +10975,7 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -10962,7 +11015,7 @@ impl DisableProviderResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -10983,12 +11036,12 @@ impl DisableProviderResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11003,7 +11056,7 @@ pub struct ElicitationAcceptAction {
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationAcceptAction {
@@ -11042,7 +11095,7 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 let mut field_content: Option<
                     Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
                 > = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11080,7 +11133,7 @@ impl ElicitationAcceptAction {
     pub fn new() -> Self {
         Self {
             content: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11104,12 +11157,12 @@ impl ElicitationAcceptAction {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11138,7 +11191,7 @@ pub struct ElicitationCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationCapabilities {
@@ -11179,7 +11232,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 let mut field_form: Option<Patch<ElicitationFormCapabilities>> = None;
                 let mut field_url: Option<Patch<ElicitationUrlCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11248,7 +11301,7 @@ impl ElicitationCapabilities {
             form: Patch::Absent,
             url: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11297,12 +11350,12 @@ impl ElicitationCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11342,7 +11395,7 @@ pub struct ElicitationFormCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationFormCapabilities {
@@ -11379,7 +11432,7 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11418,7 +11471,7 @@ impl ElicitationFormCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -11439,12 +11492,12 @@ impl ElicitationFormCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11460,7 +11513,7 @@ pub struct ElicitationFormMode {
     pub scope: ElicitationFormModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationFormMode {
@@ -11542,19 +11595,19 @@ impl ElicitationFormMode {
         Self {
             requested_schema: requested_schema.into(),
             scope: scope.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11643,6 +11696,13 @@ impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
     /// The `array` member.
     fn from(body: MultiSelectPropertySchema) -> Self {
         Self::Array(body)
+    }
+}
+
+impl From<MultiSelectItems> for ElicitationPropertySchema {
+    /// A `array` member holding this value.
+    fn from(value: MultiSelectItems) -> Self {
+        Self::Array(MultiSelectPropertySchema::new(value))
     }
 }
 
@@ -11763,7 +11823,7 @@ pub struct ElicitationRequestScope {
     pub request_id: RequestId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationRequestScope {
@@ -11800,7 +11860,7 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
 
                 const NAMES: &[&str] = &["requestId"];
                 let mut field_request_id: Option<RequestId> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -11835,19 +11895,19 @@ impl ElicitationRequestScope {
     pub fn new(request_id: impl Into<RequestId>) -> Self {
         Self {
             request_id: request_id.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -11887,7 +11947,7 @@ pub struct ElicitationSchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationSchema {
@@ -11943,7 +12003,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut field_required: Option<Patch<Vec<String>>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12041,7 +12101,7 @@ impl ElicitationSchema {
             required: Patch::Absent,
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12104,12 +12164,12 @@ impl ElicitationSchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12184,7 +12244,7 @@ pub struct ElicitationSessionScope {
     pub tool_call_id: Patch<ToolCallId>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationSessionScope {
@@ -12223,7 +12283,7 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 const NAMES: &[&str] = &["sessionId", "toolCallId"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12271,7 +12331,7 @@ impl ElicitationSessionScope {
         Self {
             session_id: session_id.into(),
             tool_call_id: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12292,12 +12352,12 @@ impl ElicitationSessionScope {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12316,7 +12376,7 @@ pub struct ElicitationUrlCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationUrlCapabilities {
@@ -12353,7 +12413,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12392,7 +12452,7 @@ impl ElicitationUrlCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12413,12 +12473,12 @@ impl ElicitationUrlCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12436,7 +12496,7 @@ pub struct ElicitationUrlMode {
     pub scope: ElicitationUrlModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ElicitationUrlMode {
@@ -12523,19 +12583,19 @@ impl ElicitationUrlMode {
             elicitation_id: elicitation_id.into(),
             url: url.into(),
             scope: scope.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12577,7 +12637,7 @@ pub struct EmbeddedResource {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EmbeddedResource {
@@ -12618,7 +12678,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 let mut field_resource: Option<EmbeddedResourceResource> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12679,7 +12739,7 @@ impl EmbeddedResource {
             resource: resource.into(),
             annotations: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12714,12 +12774,12 @@ impl EmbeddedResource {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12756,7 +12816,7 @@ pub struct EnumOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EnumOption {
@@ -12799,7 +12859,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -12869,7 +12929,7 @@ impl EnumOption {
             title: title.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -12904,12 +12964,12 @@ impl EnumOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -12930,7 +12990,7 @@ pub struct EnvVariable {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for EnvVariable {
@@ -12971,7 +13031,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13028,7 +13088,7 @@ impl EnvVariable {
             name: name.into(),
             value: value.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13049,12 +13109,12 @@ impl EnvVariable {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13083,7 +13143,7 @@ pub struct Error {
     pub data: Patch<ErrorData>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Error {
@@ -13124,7 +13184,7 @@ impl<'de> Deserialize<'de> for Error {
                 let mut field_code: Option<ErrorCode> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Patch<ErrorData>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13181,7 +13241,7 @@ impl Error {
             code: code.into(),
             message: message.into(),
             data: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13202,12 +13262,12 @@ impl Error {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13349,7 +13409,7 @@ pub struct ErrorStopReason {
     pub error: Patch<Error>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ErrorStopReason {
@@ -13386,7 +13446,7 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
 
                 const NAMES: &[&str] = &["error"];
                 let mut field_error: Option<Patch<Error>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13425,7 +13485,7 @@ impl ErrorStopReason {
     pub fn new() -> Self {
         Self {
             error: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13446,12 +13506,12 @@ impl ErrorStopReason {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13551,7 +13611,7 @@ pub struct ForkSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -13609,7 +13669,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut field_mcp_servers: Option<Option<Vec<McpServer>>> = None;
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13695,7 +13755,7 @@ impl ForkSessionRequest {
             mcp_servers: None,
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13747,12 +13807,12 @@ impl ForkSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13791,7 +13851,7 @@ pub struct ForkSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -13843,7 +13903,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                     Option<Vec<AvailableCommand>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -13922,7 +13982,7 @@ impl ForkSessionResponse {
             config_options: None,
             available_commands: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -13960,12 +14020,12 @@ impl ForkSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -13986,7 +14046,7 @@ pub struct HttpHeader {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for HttpHeader {
@@ -14027,7 +14087,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14084,7 +14144,7 @@ impl HttpHeader {
             name: name.into(),
             value: value.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14105,12 +14165,12 @@ impl HttpHeader {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14150,7 +14210,7 @@ pub struct Icon {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Icon {
@@ -14195,7 +14255,7 @@ impl<'de> Deserialize<'de> for Icon {
                 let mut field_sizes: Option<Patch<Vec<String>>> = None;
                 let mut field_theme: Option<Patch<IconTheme>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -14280,7 +14340,7 @@ impl Icon {
             sizes: Patch::Absent,
             theme: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14343,12 +14403,12 @@ impl Icon {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14494,7 +14554,7 @@ pub struct IdleStateUpdate {
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for IdleStateUpdate {
@@ -14618,7 +14678,7 @@ impl IdleStateUpdate {
             background: Patch::Absent,
             meta: Patch::Absent,
             stop_reason: stop_reason.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -14669,12 +14729,12 @@ impl IdleStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -14881,7 +14941,7 @@ pub struct ImageContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ImageContent {
@@ -14932,7 +14992,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 let mut field_uri: Option<Patch<String>> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15015,7 +15075,7 @@ impl ImageContent {
             uri: Patch::Absent,
             annotations: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15064,12 +15124,12 @@ impl ImageContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15102,7 +15162,7 @@ pub struct Implementation {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Implementation {
@@ -15145,7 +15205,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_version: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15215,7 +15275,7 @@ impl Implementation {
             title: Patch::Absent,
             version: version.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15250,12 +15310,12 @@ impl Implementation {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15332,7 +15392,7 @@ pub struct InitializeRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for InitializeRequest {
@@ -15380,7 +15440,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 let mut field_info: Option<Implementation> = None;
                 let mut field_capabilities: Option<Option<ClientCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15458,7 +15518,7 @@ impl InitializeRequest {
             info: info.into(),
             capabilities: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15486,12 +15546,12 @@ impl InitializeRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15532,7 +15592,7 @@ pub struct InitializeResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for InitializeResponse {
@@ -15583,7 +15643,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 let mut field_capabilities: Option<Option<AgentCapabilities>> = None;
                 let mut field_auth_methods: Option<Option<Vec<AuthMethod>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15674,7 +15734,7 @@ impl InitializeResponse {
             capabilities: None,
             auth_methods: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15709,12 +15769,12 @@ impl InitializeResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -15756,7 +15816,7 @@ pub struct IntegerPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for IntegerPropertySchema {
@@ -15810,7 +15870,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut field_maximum: Option<Patch<i64>> = None;
                 let mut field_default: Option<Patch<i64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -15906,7 +15966,7 @@ impl IntegerPropertySchema {
             maximum: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -15997,12 +16057,12 @@ impl IntegerPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16024,7 +16084,7 @@ pub struct ListProvidersRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -16063,7 +16123,7 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16103,7 +16163,7 @@ impl ListProvidersRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16124,12 +16184,12 @@ impl ListProvidersRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16153,7 +16213,7 @@ pub struct ListProvidersResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -16194,7 +16254,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 const NAMES: &[&str] = &["providers", "_meta"];
                 let mut field_providers: Option<Vec<ProviderInfo>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16243,7 +16303,7 @@ impl ListProvidersResponse {
         Self {
             providers: providers.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16264,12 +16324,12 @@ impl ListProvidersResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16311,7 +16371,7 @@ pub struct ListSessionsRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ListSessionsRequest {
@@ -16363,7 +16423,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<SessionArchiveFilter>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16433,7 +16493,7 @@ impl ListSessionsRequest {
             #[cfg(feature = "unstable")]
             archived: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16498,12 +16558,12 @@ impl ListSessionsRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16527,7 +16587,7 @@ pub struct ListSessionsResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ListSessionsResponse {
@@ -16568,7 +16628,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 let mut field_sessions: Option<Vec<SessionInfo>> = None;
                 let mut field_next_cursor: Option<Patch<SessionListCursor>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16631,7 +16691,7 @@ impl ListSessionsResponse {
             sessions: sessions.into(),
             next_cursor: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16666,12 +16726,12 @@ impl ListSessionsResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16832,7 +16892,7 @@ pub struct LoginAuthRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LoginAuthRequest {
@@ -16871,7 +16931,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                 const NAMES: &[&str] = &["methodId", "_meta"];
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -16919,7 +16979,7 @@ impl LoginAuthRequest {
         Self {
             method_id: method_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -16940,12 +17000,12 @@ impl LoginAuthRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -16962,7 +17022,7 @@ pub struct LoginAuthResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LoginAuthResponse {
@@ -16999,7 +17059,7 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17038,7 +17098,7 @@ impl LoginAuthResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17059,12 +17119,12 @@ impl LoginAuthResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17087,7 +17147,7 @@ pub struct LogoutAuthRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LogoutAuthRequest {
@@ -17124,7 +17184,7 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17163,7 +17223,7 @@ impl LogoutAuthRequest {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17184,12 +17244,12 @@ impl LogoutAuthRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17206,7 +17266,7 @@ pub struct LogoutAuthResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for LogoutAuthResponse {
@@ -17243,7 +17303,7 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17282,7 +17342,7 @@ impl LogoutAuthResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17303,12 +17363,12 @@ impl LogoutAuthResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17332,7 +17392,7 @@ pub struct McpAcpCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -17371,7 +17431,7 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17411,7 +17471,7 @@ impl McpAcpCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17432,12 +17492,12 @@ impl McpAcpCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17477,7 +17537,7 @@ pub struct McpCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpCapabilities {
@@ -17529,7 +17589,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_acp: Option<Patch<McpAcpCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17615,7 +17675,7 @@ impl McpCapabilities {
             #[cfg(feature = "unstable")]
             acp: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17680,12 +17740,12 @@ impl McpCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17708,7 +17768,7 @@ pub struct McpError {
     pub data: Option<::serde_json::Value>,
     /// Properties beyond those the schema names (`additionalProperties`), kept as received, in order.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -17751,7 +17811,7 @@ impl<'de> Deserialize<'de> for McpError {
                 let mut field_code: Option<i32> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17805,7 +17865,7 @@ impl McpError {
             code: code.into(),
             message: message.into(),
             data: None,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17819,12 +17879,12 @@ impl McpError {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -17843,7 +17903,7 @@ pub struct McpHttpCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpHttpCapabilities {
@@ -17880,7 +17940,7 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -17919,7 +17979,7 @@ impl McpHttpCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -17940,12 +18000,12 @@ impl McpHttpCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18157,7 +18217,7 @@ pub struct McpServerAcp {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -18200,7 +18260,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 let mut field_name: Option<String> = None;
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18258,7 +18318,7 @@ impl McpServerAcp {
             name: name.into(),
             server_id: server_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18279,12 +18339,12 @@ impl McpServerAcp {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18356,7 +18416,7 @@ pub struct McpServerHttp {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpServerHttp {
@@ -18399,7 +18459,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Option<Vec<HttpHeader>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18461,7 +18521,7 @@ impl McpServerHttp {
             url: url.into(),
             headers: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18489,12 +18549,12 @@ impl McpServerHttp {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18522,7 +18582,7 @@ pub struct McpServerStdio {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpServerStdio {
@@ -18567,7 +18627,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 let mut field_args: Option<Option<Vec<String>>> = None;
                 let mut field_env: Option<Option<Vec<EnvVariable>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18642,7 +18702,7 @@ impl McpServerStdio {
             args: None,
             env: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18677,12 +18737,12 @@ impl McpServerStdio {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18701,7 +18761,7 @@ pub struct McpStdioCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for McpStdioCapabilities {
@@ -18738,7 +18798,7 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -18777,7 +18837,7 @@ impl McpStdioCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -18798,12 +18858,12 @@ impl McpStdioCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -18910,7 +18970,7 @@ pub struct MessageMcpNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -18963,7 +19023,7 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19043,7 +19103,7 @@ impl MessageMcpNotification {
             method: method.into(),
             params: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19078,12 +19138,12 @@ impl MessageMcpNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19115,7 +19175,7 @@ pub struct MessageMcpRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -19168,7 +19228,7 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19248,7 +19308,7 @@ impl MessageMcpRequest {
             method: method.into(),
             params: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19283,12 +19343,12 @@ impl MessageMcpRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19329,7 +19389,7 @@ pub struct MessageMcpResponseError {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -19370,7 +19430,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 const NAMES: &[&str] = &["error", "_meta"];
                 let mut field_error: Option<McpError> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19419,7 +19479,7 @@ impl MessageMcpResponseError {
         Self {
             error: error.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19440,12 +19500,12 @@ impl MessageMcpResponseError {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19466,7 +19526,7 @@ pub struct MessageMcpResponseResult {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -19507,7 +19567,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 const NAMES: &[&str] = &["result", "_meta"];
                 let mut field_result: Option<::serde_json::Value> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19556,7 +19616,7 @@ impl MessageMcpResponseResult {
         Self {
             result: result.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19577,12 +19637,12 @@ impl MessageMcpResponseResult {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -19714,7 +19774,7 @@ pub struct MultiSelectPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for MultiSelectPropertySchema {
@@ -19771,7 +19831,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut field_items: Option<MultiSelectItems> = None;
                 let mut field_default: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -19878,7 +19938,7 @@ impl MultiSelectPropertySchema {
             items: items.into(),
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -19969,12 +20029,12 @@ impl MultiSelectPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20017,7 +20077,7 @@ pub struct NewSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NewSessionRequest {
@@ -20074,7 +20134,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20154,7 +20214,7 @@ impl NewSessionRequest {
             #[cfg(feature = "unstable")]
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20208,12 +20268,12 @@ impl NewSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20255,7 +20315,7 @@ pub struct NewSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NewSessionResponse {
@@ -20305,7 +20365,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                     Option<Vec<AvailableCommand>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20383,7 +20443,7 @@ impl NewSessionResponse {
             config_options: None,
             available_commands: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20421,12 +20481,12 @@ impl NewSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20458,7 +20518,7 @@ pub struct Notice {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Notice {
@@ -20501,7 +20561,7 @@ impl<'de> Deserialize<'de> for Notice {
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20571,7 +20631,7 @@ impl Notice {
             title: title.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -20606,12 +20666,12 @@ impl Notice {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -20758,7 +20818,7 @@ pub struct NumberPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for NumberPropertySchema {
@@ -20812,7 +20872,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut field_maximum: Option<Patch<::acp_support::Number>> = None;
                 let mut field_default: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -20910,7 +20970,7 @@ impl NumberPropertySchema {
             maximum: Patch::Absent,
             default: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21001,12 +21061,12 @@ impl NumberPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21030,7 +21090,7 @@ pub struct PermissionOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PermissionOption {
@@ -21073,7 +21133,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 let mut field_name: Option<String> = None;
                 let mut field_kind: Option<PermissionOptionKind> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21143,7 +21203,7 @@ impl PermissionOption {
             name: name.into(),
             kind: kind.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21164,12 +21224,12 @@ impl PermissionOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21345,7 +21405,7 @@ pub struct PlanEntry {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PlanEntry {
@@ -21388,7 +21448,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 let mut field_priority: Option<PlanEntryPriority> = None;
                 let mut field_status: Option<PlanEntryStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21458,7 +21518,7 @@ impl PlanEntry {
             priority: priority.into(),
             status: status.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21479,12 +21539,12 @@ impl PlanEntry {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21735,7 +21795,7 @@ pub struct PlanFile {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -21778,7 +21838,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -21832,7 +21892,7 @@ impl PlanFile {
             plan_id: plan_id.into(),
             uri: uri.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -21853,12 +21913,12 @@ impl PlanFile {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -21918,7 +21978,7 @@ pub struct PlanItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PlanItems {
@@ -21959,7 +22019,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22020,7 +22080,7 @@ impl PlanItems {
             plan_id: plan_id.into(),
             entries: entries.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22041,12 +22101,12 @@ impl PlanItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22073,7 +22133,7 @@ pub struct PlanMarkdown {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22116,7 +22176,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22174,7 +22234,7 @@ impl PlanMarkdown {
             plan_id: plan_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22195,12 +22255,12 @@ impl PlanMarkdown {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22225,7 +22285,7 @@ pub struct PlanRemoved {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -22266,7 +22326,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 const NAMES: &[&str] = &["planId", "_meta"];
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22315,7 +22375,7 @@ impl PlanRemoved {
         Self {
             plan_id: plan_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22336,12 +22396,12 @@ impl PlanRemoved {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22360,7 +22420,7 @@ pub struct PlanUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PlanUpdate {
@@ -22399,7 +22459,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 const NAMES: &[&str] = &["plan", "_meta"];
                 let mut field_plan: Option<PlanUpdateContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22447,7 +22507,7 @@ impl PlanUpdate {
         Self {
             plan: plan.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22468,12 +22528,12 @@ impl PlanUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22627,7 +22687,7 @@ pub struct PromptAudioCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptAudioCapabilities {
@@ -22664,7 +22724,7 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22703,7 +22763,7 @@ impl PromptAudioCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22724,12 +22784,12 @@ impl PromptAudioCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22778,7 +22838,7 @@ pub struct PromptCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptCapabilities {
@@ -22823,7 +22883,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                     Patch<PromptEmbeddedContextCapabilities>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -22907,7 +22967,7 @@ impl PromptCapabilities {
             audio: Patch::Absent,
             embedded_context: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -22973,12 +23033,12 @@ impl PromptCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -22997,7 +23057,7 @@ pub struct PromptEmbeddedContextCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptEmbeddedContextCapabilities {
@@ -23034,7 +23094,7 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23073,7 +23133,7 @@ impl PromptEmbeddedContextCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23094,12 +23154,12 @@ impl PromptEmbeddedContextCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23118,7 +23178,7 @@ pub struct PromptImageCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptImageCapabilities {
@@ -23155,7 +23215,7 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23194,7 +23254,7 @@ impl PromptImageCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23215,12 +23275,12 @@ impl PromptImageCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23261,7 +23321,7 @@ pub struct PromptRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptRequest {
@@ -23302,7 +23362,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_prompt: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23362,7 +23422,7 @@ impl PromptRequest {
             session_id: session_id.into(),
             prompt: prompt.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23383,12 +23443,12 @@ impl PromptRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23423,7 +23483,7 @@ pub struct PromptResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for PromptResponse {
@@ -23462,7 +23522,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                 const NAMES: &[&str] = &["messageId", "_meta"];
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23510,7 +23570,7 @@ impl PromptResponse {
         Self {
             message_id: message_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23531,12 +23591,12 @@ impl PromptResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23589,7 +23649,7 @@ pub struct ProviderCurrentConfig {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -23632,7 +23692,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23690,7 +23750,7 @@ impl ProviderCurrentConfig {
             api_type: api_type.into(),
             base_url: base_url.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23711,12 +23771,12 @@ impl ProviderCurrentConfig {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23794,7 +23854,7 @@ pub struct ProviderInfo {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -23847,7 +23907,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 let mut field_required: Option<bool> = None;
                 let mut field_current: Option<Patch<ProviderCurrentConfig>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -23933,7 +23993,7 @@ impl ProviderInfo {
             required: required.into(),
             current: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -23968,12 +24028,12 @@ impl ProviderInfo {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -23997,7 +24057,7 @@ pub struct ProvidersCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -24036,7 +24096,7 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24076,7 +24136,7 @@ impl ProvidersCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24097,12 +24157,12 @@ impl ProvidersCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24363,7 +24423,7 @@ pub struct ProxySuccessorNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -24406,7 +24466,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24468,7 +24528,7 @@ impl ProxySuccessorNotification {
             method: method.into(),
             params: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24496,12 +24556,12 @@ impl ProxySuccessorNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24549,7 +24609,7 @@ pub struct ProxySuccessorRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -24592,7 +24652,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24654,7 +24714,7 @@ impl ProxySuccessorRequest {
             method: method.into(),
             params: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24682,12 +24742,12 @@ impl ProxySuccessorRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24808,7 +24868,7 @@ pub struct ReplayFromStart {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ReplayFromStart {
@@ -24845,7 +24905,7 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -24884,7 +24944,7 @@ impl ReplayFromStart {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -24905,12 +24965,12 @@ impl ReplayFromStart {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -24939,6 +24999,13 @@ impl From<SelectedPermissionOutcome> for RequestPermissionOutcome {
     /// The `selected` member.
     fn from(body: SelectedPermissionOutcome) -> Self {
         Self::Selected(body)
+    }
+}
+
+impl From<PermissionOptionId> for RequestPermissionOutcome {
+    /// A `selected` member holding this value.
+    fn from(value: PermissionOptionId) -> Self {
+        Self::Selected(SelectedPermissionOutcome::new(value))
     }
 }
 
@@ -25085,7 +25152,7 @@ pub struct RequestPermissionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RequestPermissionRequest {
@@ -25139,7 +25206,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut field_subject: Option<Patch<RequestPermissionSubject>> = None;
                 let mut field_options: Option<Vec<PermissionOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25231,7 +25298,7 @@ impl RequestPermissionRequest {
             subject: Patch::Absent,
             options: options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25280,12 +25347,12 @@ impl RequestPermissionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25304,7 +25371,7 @@ pub struct RequestPermissionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RequestPermissionResponse {
@@ -25343,7 +25410,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 const NAMES: &[&str] = &["outcome", "_meta"];
                 let mut field_outcome: Option<RequestPermissionOutcome> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25391,7 +25458,7 @@ impl RequestPermissionResponse {
         Self {
             outcome: outcome.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25412,12 +25479,12 @@ impl RequestPermissionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25432,6 +25499,13 @@ impl From<CommandPermissionSubject> for RequestPermissionSubject {
     /// The `command` member.
     fn from(body: CommandPermissionSubject) -> Self {
         Self::Command(body)
+    }
+}
+
+impl From<ToolCallUpdate> for RequestPermissionSubject {
+    /// A `tool_call` member holding this value.
+    fn from(value: ToolCallUpdate) -> Self {
+        Self::ToolCall(ToolCallPermissionSubject::new(value))
     }
 }
 
@@ -25552,7 +25626,7 @@ pub struct RequiresActionStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RequiresActionStateUpdate {
@@ -25591,7 +25665,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                 const NAMES: &[&str] = &["background", "_meta"];
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25645,7 +25719,7 @@ impl RequiresActionStateUpdate {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -25680,12 +25754,12 @@ impl RequiresActionStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -25736,7 +25810,7 @@ pub struct ResourceLink {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResourceLink {
@@ -25799,7 +25873,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut field_size: Option<Patch<u64>> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -25932,7 +26006,7 @@ impl ResourceLink {
             size: Patch::Absent,
             annotations: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26037,12 +26111,12 @@ impl ResourceLink {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26111,7 +26185,7 @@ pub struct ResumeSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResumeSessionRequest {
@@ -26174,7 +26248,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
 
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26272,7 +26346,7 @@ impl ResumeSessionRequest {
             #[cfg(feature = "unstable")]
             system_prompt: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26340,12 +26414,12 @@ impl ResumeSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26382,7 +26456,7 @@ pub struct ResumeSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ResumeSessionResponse {
@@ -26425,7 +26499,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                     Option<Vec<AvailableCommand>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26494,7 +26568,7 @@ impl ResumeSessionResponse {
             config_options: None,
             available_commands: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26532,12 +26606,12 @@ impl ResumeSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26662,7 +26736,7 @@ pub struct RunningStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for RunningStateUpdate {
@@ -26701,7 +26775,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                 const NAMES: &[&str] = &["background", "_meta"];
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26755,7 +26829,7 @@ impl RunningStateUpdate {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26790,12 +26864,12 @@ impl RunningStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26815,7 +26889,7 @@ pub struct SelectedPermissionOutcome {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SelectedPermissionOutcome {
@@ -26854,7 +26928,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 const NAMES: &[&str] = &["optionId", "_meta"];
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -26902,7 +26976,7 @@ impl SelectedPermissionOutcome {
         Self {
             option_id: option_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -26923,12 +26997,12 @@ impl SelectedPermissionOutcome {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -26950,7 +27024,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
@@ -26987,7 +27061,7 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27026,7 +27100,7 @@ impl SessionAdditionalDirectoriesCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27047,12 +27121,12 @@ impl SessionAdditionalDirectoriesCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27077,7 +27151,7 @@ pub struct SessionArchiveCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -27116,7 +27190,7 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27156,7 +27230,7 @@ impl SessionArchiveCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27177,12 +27251,12 @@ impl SessionArchiveCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27328,7 +27402,7 @@ pub struct SessionCancelCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -27367,7 +27441,7 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27407,7 +27481,7 @@ impl SessionCancelCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27428,12 +27502,12 @@ impl SessionCancelCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -27548,7 +27622,7 @@ pub struct SessionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionCapabilities {
@@ -27638,7 +27712,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
 
                 #[cfg(feature = "unstable")]
                 let mut field_title: Option<Patch<SessionTitleCapabilities>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -27829,7 +27903,7 @@ impl SessionCapabilities {
             #[cfg(feature = "unstable")]
             title: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -27992,12 +28066,12 @@ impl SessionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28010,7 +28084,7 @@ pub struct SessionConfigBoolean {
     pub current_value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigBoolean {
@@ -28047,7 +28121,7 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
 
                 const NAMES: &[&str] = &["currentValue"];
                 let mut field_current_value: Option<bool> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28082,19 +28156,19 @@ impl SessionConfigBoolean {
     pub fn new(current_value: impl Into<bool>) -> Self {
         Self {
             current_value: current_value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28199,7 +28273,7 @@ pub struct SessionConfigOption {
     pub type_: SessionConfigOptionType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigOption {
@@ -28343,7 +28417,7 @@ impl SessionConfigOption {
             category: Patch::Absent,
             meta: Patch::Absent,
             type_: type_.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28392,12 +28466,12 @@ impl SessionConfigOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28538,9 +28612,7 @@ impl SessionConfigOptionType {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -28638,7 +28710,7 @@ pub struct SessionConfigSelect {
     pub options: SessionConfigSelectOptions,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelect {
@@ -28677,7 +28749,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 const NAMES: &[&str] = &["currentValue", "options"];
                 let mut field_current_value: Option<SessionConfigValueId> = None;
                 let mut field_options: Option<SessionConfigSelectOptions> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28724,19 +28796,19 @@ impl SessionConfigSelect {
         Self {
             current_value: current_value.into(),
             options: options.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28760,7 +28832,7 @@ pub struct SessionConfigSelectGroup {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelectGroup {
@@ -28803,7 +28875,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 let mut field_name: Option<String> = None;
                 let mut field_options: Option<Vec<SessionConfigSelectOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -28879,7 +28951,7 @@ impl SessionConfigSelectGroup {
             name: name.into(),
             options: options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -28900,12 +28972,12 @@ impl SessionConfigSelectGroup {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -28931,7 +29003,7 @@ pub struct SessionConfigSelectOption {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionConfigSelectOption {
@@ -28974,7 +29046,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29044,7 +29116,7 @@ impl SessionConfigSelectOption {
             name: name.into(),
             description: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29079,12 +29151,12 @@ impl SessionConfigSelectOption {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29148,7 +29220,7 @@ pub struct SessionDeleteCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionDeleteCapabilities {
@@ -29185,7 +29257,7 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29224,7 +29296,7 @@ impl SessionDeleteCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29245,12 +29317,12 @@ impl SessionDeleteCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29274,7 +29346,7 @@ pub struct SessionForkCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -29313,7 +29385,7 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29353,7 +29425,7 @@ impl SessionForkCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29374,12 +29446,12 @@ impl SessionForkCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29469,7 +29541,7 @@ pub struct SessionInfo {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionInfo {
@@ -29532,7 +29604,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
 
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<bool>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29642,7 +29714,7 @@ impl SessionInfo {
             #[cfg(feature = "unstable")]
             archived: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29717,12 +29789,12 @@ impl SessionInfo {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -29755,7 +29827,7 @@ pub struct SessionInfoUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionInfoUpdate {
@@ -29796,7 +29868,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_updated_at: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -29861,7 +29933,7 @@ impl SessionInfoUpdate {
             title: Patch::Absent,
             updated_at: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -29910,12 +29982,12 @@ impl SessionInfoUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30006,7 +30078,7 @@ pub struct SessionMessage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30065,7 +30137,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut field_recipient_message_id: Option<Patch<MessageId>> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30181,7 +30253,7 @@ impl SessionMessage {
             recipient_message_id: Patch::Absent,
             content: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30272,12 +30344,12 @@ impl SessionMessage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30308,7 +30380,7 @@ pub struct SessionMessageChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30351,7 +30423,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30412,7 +30484,7 @@ impl SessionMessageChunk {
             message_id: message_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30433,12 +30505,12 @@ impl SessionMessageChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30461,7 +30533,7 @@ pub struct SessionNotFoundErrorData {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SessionNotFoundErrorData {
@@ -30500,7 +30572,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30548,7 +30620,7 @@ impl SessionNotFoundErrorData {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30569,12 +30641,12 @@ impl SessionNotFoundErrorData {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30720,7 +30792,7 @@ pub struct SessionStatusCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30759,7 +30831,7 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30799,7 +30871,7 @@ impl SessionStatusCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30820,12 +30892,12 @@ impl SessionStatusCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -30856,7 +30928,7 @@ pub struct SessionStatusRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -30897,7 +30969,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -30946,7 +31018,7 @@ impl SessionStatusRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -30967,12 +31039,12 @@ impl SessionStatusRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31010,7 +31082,7 @@ pub struct SessionStatusResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31053,7 +31125,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 let mut field_status: Option<SessionStatus> = None;
                 let mut field_state: Option<Patch<StateUpdate>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31115,7 +31187,7 @@ impl SessionStatusResponse {
             status: status.into(),
             state: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31150,12 +31222,12 @@ impl SessionStatusResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31185,7 +31257,7 @@ pub struct SessionSystemPromptCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31226,7 +31298,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 const NAMES: &[&str] = &["mode", "_meta"];
                 let mut field_mode: Option<Patch<SessionSystemPromptModeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31281,7 +31353,7 @@ impl SessionSystemPromptCapabilities {
         Self {
             mode: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31319,12 +31391,12 @@ impl SessionSystemPromptCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31356,7 +31428,7 @@ pub struct SessionSystemPromptModeCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31399,7 +31471,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                     Patch<SessionSystemPromptOverrideCapabilities>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31454,7 +31526,7 @@ impl SessionSystemPromptModeCapabilities {
         Self {
             override_: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31492,12 +31564,12 @@ impl SessionSystemPromptModeCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31522,7 +31594,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31561,7 +31633,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31601,7 +31673,7 @@ impl SessionSystemPromptOverrideCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31622,12 +31694,12 @@ impl SessionSystemPromptOverrideCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31652,7 +31724,7 @@ pub struct SessionTitleCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -31691,7 +31763,7 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -31731,7 +31803,7 @@ impl SessionTitleCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -31752,12 +31824,12 @@ impl SessionTitleCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -31902,6 +31974,43 @@ impl From<SessionMessageChunk> for SessionUpdate {
     /// The `session_message_chunk` member.
     fn from(body: SessionMessageChunk) -> Self {
         Self::SessionMessageChunk(body)
+    }
+}
+
+impl From<ToolCallId> for SessionUpdate {
+    /// A `tool_call_update` member holding this value.
+    fn from(value: ToolCallId) -> Self {
+        Self::ToolCallUpdate(ToolCallUpdate::new(value))
+    }
+}
+
+impl From<TerminalId> for SessionUpdate {
+    /// A `terminal_update` member holding this value.
+    fn from(value: TerminalId) -> Self {
+        Self::TerminalUpdate(TerminalUpdate::new(value))
+    }
+}
+
+impl From<PlanUpdateContent> for SessionUpdate {
+    /// A `plan_update` member holding this value.
+    fn from(value: PlanUpdateContent) -> Self {
+        Self::PlanUpdate(PlanUpdate::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<PlanId> for SessionUpdate {
+    /// A `plan_removed` member holding this value.
+    fn from(value: PlanId) -> Self {
+        Self::PlanRemoved(PlanRemoved::new(value))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl From<SessionId> for SessionUpdate {
+    /// A `subagent_update` member holding this value.
+    fn from(value: SessionId) -> Self {
+        Self::SubagentUpdate(SubagentUpdate::new(value))
     }
 }
 
@@ -32374,7 +32483,7 @@ pub struct SetProviderRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -32429,7 +32538,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                     Option<::acp_support::OrderedMap<String>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32515,7 +32624,7 @@ impl SetProviderRequest {
             base_url: base_url.into(),
             headers: None,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32546,12 +32655,12 @@ impl SetProviderRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32573,7 +32682,7 @@ pub struct SetProviderResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -32612,7 +32721,7 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -32652,7 +32761,7 @@ impl SetProviderResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32673,12 +32782,12 @@ impl SetProviderResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32710,7 +32819,7 @@ pub struct SetSessionConfigOptionRequest {
     pub type_: SetSessionConfigOptionRequestType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
@@ -32816,7 +32925,7 @@ impl SetSessionConfigOptionRequest {
             config_id: config_id.into(),
             meta: Patch::Absent,
             type_: type_.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -32837,12 +32946,12 @@ impl SetSessionConfigOptionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -32861,13 +32970,18 @@ for SetSessionConfigOptionRequestType {
     }
 }
 
+impl From<SessionConfigValueId> for SetSessionConfigOptionRequestType {
+    /// A `id` member holding this value.
+    fn from(value: SessionConfigValueId) -> Self {
+        Self::Id(SetSessionConfigOptionRequestTypeId::new(value))
+    }
+}
+
 impl SetSessionConfigOptionRequestType {
     /// The keys this member reads itself when flattened into an object: `None` when
     /// it keeps every property it is given (a body, an unknown member).
     fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-        match self {
-            _ => None,
-        }
+        None
     }
 }
 
@@ -32963,7 +33077,7 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     pub value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
@@ -33000,7 +33114,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
 
                 const NAMES: &[&str] = &["value"];
                 let mut field_value: Option<bool> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33035,19 +33149,19 @@ impl SetSessionConfigOptionRequestTypeBoolean {
     pub fn new(value: impl Into<bool>) -> Self {
         Self {
             value: value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33059,7 +33173,7 @@ pub struct SetSessionConfigOptionRequestTypeId {
     pub value: SessionConfigValueId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeId {
@@ -33096,7 +33210,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeId {
 
                 const NAMES: &[&str] = &["value"];
                 let mut field_value: Option<SessionConfigValueId> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33131,19 +33245,19 @@ impl SetSessionConfigOptionRequestTypeId {
     pub fn new(value: impl Into<SessionConfigValueId>) -> Self {
         Self {
             value: value.into(),
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33163,7 +33277,7 @@ pub struct SetSessionConfigOptionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
@@ -33202,7 +33316,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 const NAMES: &[&str] = &["configOptions", "_meta"];
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33256,7 +33370,7 @@ impl SetSessionConfigOptionResponse {
         Self {
             config_options: config_options.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33277,12 +33391,12 @@ impl SetSessionConfigOptionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33322,7 +33436,7 @@ pub struct SetSessionTitleRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -33365,7 +33479,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33423,7 +33537,7 @@ impl SetSessionTitleRequest {
             session_id: session_id.into(),
             title: title.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33444,12 +33558,12 @@ impl SetSessionTitleRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33476,7 +33590,7 @@ pub struct SetSessionTitleResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -33517,7 +33631,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 const NAMES: &[&str] = &["title", "_meta"];
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33566,7 +33680,7 @@ impl SetSessionTitleResponse {
         Self {
             title: title.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -33587,12 +33701,12 @@ impl SetSessionTitleResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -33909,7 +34023,7 @@ pub struct StringMultiSelectItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for StringMultiSelectItems {
@@ -33948,7 +34062,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 const NAMES: &[&str] = &["enum", "_meta"];
                 let mut field_enum_: Option<Vec<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -33996,7 +34110,7 @@ impl StringMultiSelectItems {
         Self {
             enum_: enum_.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34017,12 +34131,12 @@ impl StringMultiSelectItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34089,7 +34203,7 @@ pub struct StringPropertySchema {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for StringPropertySchema {
@@ -34155,7 +34269,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut field_enum_: Option<Patch<Vec<String>>> = None;
                 let mut field_one_of: Option<Patch<Vec<EnumOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34287,7 +34401,7 @@ impl StringPropertySchema {
             enum_: Patch::Absent,
             one_of: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34434,12 +34548,12 @@ impl StringPropertySchema {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34469,7 +34583,7 @@ pub struct SubagentSessionCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -34510,7 +34624,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 const NAMES: &[&str] = &["cancel", "_meta"];
                 let mut field_cancel: Option<Patch<SessionCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34565,7 +34679,7 @@ impl SubagentSessionCapabilities {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34600,12 +34714,12 @@ impl SubagentSessionCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -34704,7 +34818,7 @@ pub struct SubagentUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -34766,7 +34880,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut field_cwd: Option<Patch<AbsolutePath>> = None;
                 let mut field_additional_directories: Option<Patch<Vec<AbsolutePath>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -34888,7 +35002,7 @@ impl SubagentUpdate {
             cwd: Patch::Absent,
             additional_directories: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -34999,12 +35113,12 @@ impl SubagentUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35046,7 +35160,7 @@ pub struct SystemPrompt {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -35089,7 +35203,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 let mut field_mode: Option<SystemPromptMode> = None;
                 let mut field_content: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35150,7 +35264,7 @@ impl SystemPrompt {
             mode: mode.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35171,12 +35285,12 @@ impl SystemPrompt {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35329,7 +35443,7 @@ pub struct Terminal {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for Terminal {
@@ -35368,7 +35482,7 @@ impl<'de> Deserialize<'de> for Terminal {
                 const NAMES: &[&str] = &["terminalId", "_meta"];
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35416,7 +35530,7 @@ impl Terminal {
         Self {
             terminal_id: terminal_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35437,12 +35551,12 @@ impl Terminal {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35463,7 +35577,7 @@ pub struct TerminalAuthCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalAuthCapabilities {
@@ -35500,7 +35614,7 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35539,7 +35653,7 @@ impl TerminalAuthCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35560,12 +35674,12 @@ impl TerminalAuthCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35584,7 +35698,7 @@ pub struct TerminalCancelCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalCancelCapabilities {
@@ -35621,7 +35735,7 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35660,7 +35774,7 @@ impl TerminalCancelCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35681,12 +35795,12 @@ impl TerminalCancelCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35714,7 +35828,7 @@ pub struct TerminalCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalCapabilities {
@@ -35753,7 +35867,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                 const NAMES: &[&str] = &["cancel", "_meta"];
                 let mut field_cancel: Option<Patch<TerminalCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35807,7 +35921,7 @@ impl TerminalCapabilities {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -35842,12 +35956,12 @@ impl TerminalCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -35878,7 +35992,7 @@ pub struct TerminalExitStatus {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalExitStatus {
@@ -35919,7 +36033,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 let mut field_exit_code: Option<Patch<i64>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -35984,7 +36098,7 @@ impl TerminalExitStatus {
             exit_code: Patch::Absent,
             signal: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36033,12 +36147,12 @@ impl TerminalExitStatus {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36092,7 +36206,7 @@ pub struct TerminalOutput {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalOutput {
@@ -36131,7 +36245,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                 const NAMES: &[&str] = &["data", "_meta"];
                 let mut field_data: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36179,7 +36293,7 @@ impl TerminalOutput {
         Self {
             data: data.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36200,12 +36314,12 @@ impl TerminalOutput {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36228,7 +36342,7 @@ pub struct TerminalOutputChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalOutputChunk {
@@ -36269,7 +36383,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_data: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36326,7 +36440,7 @@ impl TerminalOutputChunk {
             terminal_id: terminal_id.into(),
             data: data.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36347,12 +36461,12 @@ impl TerminalOutputChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36373,7 +36487,7 @@ pub struct TerminalSize {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalSize {
@@ -36414,7 +36528,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
                 let mut field_cols: Option<u16> = None;
                 let mut field_rows: Option<u16> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36463,7 +36577,7 @@ impl TerminalSize {
             cols: cols.into(),
             rows: rows.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36484,12 +36598,12 @@ impl TerminalSize {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36542,7 +36656,7 @@ pub struct TerminalUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TerminalUpdate {
@@ -36602,7 +36716,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                 let mut field_size: Option<Patch<TerminalSize>> = None;
                 let mut field_capabilities: Option<Patch<TerminalCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36730,7 +36844,7 @@ impl TerminalUpdate {
             size: Patch::Absent,
             capabilities: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36835,12 +36949,12 @@ impl TerminalUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36859,7 +36973,7 @@ pub struct TextCommandInput {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TextCommandInput {
@@ -36898,7 +37012,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                 const NAMES: &[&str] = &["hint", "_meta"];
                 let mut field_hint: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -36946,7 +37060,7 @@ impl TextCommandInput {
         Self {
             hint: hint.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -36967,12 +37081,12 @@ impl TextCommandInput {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -36996,7 +37110,7 @@ pub struct TextContent {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TextContent {
@@ -37037,7 +37151,7 @@ impl<'de> Deserialize<'de> for TextContent {
                 let mut field_text: Option<String> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37098,7 +37212,7 @@ impl TextContent {
             text: text.into(),
             annotations: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37133,12 +37247,12 @@ impl TextContent {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37164,7 +37278,7 @@ pub struct TextResourceContents {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TextResourceContents {
@@ -37207,7 +37321,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 let mut field_uri: Option<String> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37273,7 +37387,7 @@ impl TextResourceContents {
             uri: uri.into(),
             mime_type: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37308,12 +37422,12 @@ impl TextResourceContents {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37333,7 +37447,7 @@ pub struct TitledMultiSelectItems {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for TitledMultiSelectItems {
@@ -37372,7 +37486,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 const NAMES: &[&str] = &["anyOf", "_meta"];
                 let mut field_any_of: Option<Vec<EnumOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37420,7 +37534,7 @@ impl TitledMultiSelectItems {
         Self {
             any_of: any_of.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37441,12 +37555,12 @@ impl TitledMultiSelectItems {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37465,7 +37579,7 @@ pub struct ToolCallCancelCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallCancelCapabilities {
@@ -37502,7 +37616,7 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37541,7 +37655,7 @@ impl ToolCallCancelCapabilities {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37562,12 +37676,12 @@ impl ToolCallCancelCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37595,7 +37709,7 @@ pub struct ToolCallCapabilities {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallCapabilities {
@@ -37634,7 +37748,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                 const NAMES: &[&str] = &["cancel", "_meta"];
                 let mut field_cancel: Option<Patch<ToolCallCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37688,7 +37802,7 @@ impl ToolCallCapabilities {
         Self {
             cancel: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37723,12 +37837,12 @@ impl ToolCallCapabilities {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -37750,6 +37864,20 @@ impl From<Terminal> for ToolCallContent {
     /// The `terminal` member.
     fn from(body: Terminal) -> Self {
         Self::Terminal(body)
+    }
+}
+
+impl From<ContentBlock> for ToolCallContent {
+    /// A `content` member holding this value.
+    fn from(value: ContentBlock) -> Self {
+        Self::Content(Content::new(value))
+    }
+}
+
+impl From<TerminalId> for ToolCallContent {
+    /// A `terminal` member holding this value.
+    fn from(value: TerminalId) -> Self {
+        Self::Terminal(Terminal::new(value))
     }
 }
 
@@ -37871,7 +37999,7 @@ pub struct ToolCallContentChunk {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallContentChunk {
@@ -37912,7 +38040,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_content: Option<ToolCallContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -37972,7 +38100,7 @@ impl ToolCallContentChunk {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -37993,12 +38121,12 @@ impl ToolCallContentChunk {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38061,7 +38189,7 @@ pub struct ToolCallLocation {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallLocation {
@@ -38102,7 +38230,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 let mut field_path: Option<AbsolutePath> = None;
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38163,7 +38291,7 @@ impl ToolCallLocation {
             path: path.into(),
             line: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38198,12 +38326,12 @@ impl ToolCallLocation {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38227,7 +38355,7 @@ pub struct ToolCallPermissionSubject {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallPermissionSubject {
@@ -38266,7 +38394,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                 const NAMES: &[&str] = &["toolCall", "_meta"];
                 let mut field_tool_call: Option<ToolCallUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38314,7 +38442,7 @@ impl ToolCallPermissionSubject {
         Self {
             tool_call: tool_call.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38335,12 +38463,12 @@ impl ToolCallPermissionSubject {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -38551,7 +38679,7 @@ pub struct ToolCallUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for ToolCallUpdate {
@@ -38620,7 +38748,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut field_raw_output: Option<Option<::serde_json::Value>> = None;
                 let mut field_capabilities: Option<Patch<ToolCallCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -38791,7 +38919,7 @@ impl ToolCallUpdate {
             raw_output: None,
             capabilities: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -38924,12 +39052,12 @@ impl ToolCallUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39108,7 +39236,7 @@ pub struct UnarchiveSessionRequest {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -39149,7 +39277,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 const NAMES: &[&str] = &["sessionId", "_meta"];
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -39198,7 +39326,7 @@ impl UnarchiveSessionRequest {
         Self {
             session_id: session_id.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -39219,12 +39347,12 @@ impl UnarchiveSessionRequest {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39246,7 +39374,7 @@ pub struct UnarchiveSessionResponse {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -39285,7 +39413,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
 
                 const NAMES: &[&str] = &["_meta"];
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -39325,7 +39453,7 @@ impl UnarchiveSessionResponse {
     pub fn new() -> Self {
         Self {
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -39346,12 +39474,12 @@ impl UnarchiveSessionResponse {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39391,7 +39519,7 @@ pub struct UnknownStateUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -39432,7 +39560,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                 const NAMES: &[&str] = &["background", "_meta"];
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -39487,7 +39615,7 @@ impl UnknownStateUpdate {
         Self {
             background: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -39522,12 +39650,12 @@ impl UnknownStateUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39550,7 +39678,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UnsupportedProtocolVersionErrorData {
@@ -39591,7 +39719,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                 let mut field_requested: Option<ProtocolVersion> = None;
                 let mut field_supported: Option<Vec<ProtocolVersion>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -39651,7 +39779,7 @@ impl UnsupportedProtocolVersionErrorData {
             requested: requested.into(),
             supported: supported.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -39672,12 +39800,12 @@ impl UnsupportedProtocolVersionErrorData {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39703,7 +39831,7 @@ pub struct UpdateSessionNotification {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UpdateSessionNotification {
@@ -39744,7 +39872,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_update: Option<SessionUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -39804,7 +39932,7 @@ impl UpdateSessionNotification {
             session_id: session_id.into(),
             update: update.into(),
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -39825,12 +39953,12 @@ impl UpdateSessionNotification {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -39876,7 +40004,7 @@ pub struct Usage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 #[cfg(feature = "unstable")]
@@ -39935,7 +40063,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut field_cached_read_tokens: Option<Patch<u64>> = None;
                 let mut field_cached_write_tokens: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -40045,7 +40173,7 @@ impl Usage {
             cached_read_tokens: Patch::Absent,
             cached_write_tokens: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -40108,12 +40236,12 @@ impl Usage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -40139,7 +40267,7 @@ pub struct UsageUpdate {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UsageUpdate {
@@ -40182,7 +40310,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 let mut field_size: Option<u64> = None;
                 let mut field_cost: Option<Patch<Cost>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -40244,7 +40372,7 @@ impl UsageUpdate {
             size: size.into(),
             cost: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -40279,12 +40407,12 @@ impl UsageUpdate {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 
@@ -40322,7 +40450,7 @@ pub struct UserMessage {
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
     #[serde(flatten)]
-    extra: JsonObject,
+    extra: ::acp_support::Extra,
 }
 
 impl ::std::fmt::Debug for UserMessage {
@@ -40363,7 +40491,7 @@ impl<'de> Deserialize<'de> for UserMessage {
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
-                let mut extra = JsonObject::new();
+                let mut extra = ::acp_support::Extra::new();
                 while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
                     match key {
                         FieldKey::Known(0) => {
@@ -40426,7 +40554,7 @@ impl UserMessage {
             message_id: message_id.into(),
             content: Patch::Absent,
             meta: Patch::Absent,
-            extra: JsonObject::new(),
+            extra: ::acp_support::Extra::new(),
         }
     }
 
@@ -40461,12 +40589,12 @@ impl UserMessage {
     /// The properties the schema does not name, as received, in wire order. They are written
     /// back after the known ones when the value is encoded.
     pub fn extra(&self) -> &JsonObject {
-        &self.extra
+        self.extra.get()
     }
 
     /// The properties the schema does not name, to read, add or remove.
     pub fn extra_mut(&mut self) -> &mut JsonObject {
-        &mut self.extra
+        self.extra.get_mut()
     }
 }
 

@@ -7,12 +7,12 @@ mod structs;
 mod unions;
 mod visitor;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::ir::{Def, DefKind, IntKind, Module, Presence, Ty};
+use super::ir::{Def, DefKind, IntKind, Module, Presence, Struct, Ty};
 
 /// The tokens of one generated module.
 pub fn module(module: &Module) -> TokenStream {
@@ -25,15 +25,24 @@ pub fn module(module: &Module) -> TokenStream {
             _ => None,
         })
         .collect();
+    let structs: BTreeMap<&str, &Struct> = module
+        .defs
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DefKind::Struct(s) => Some((d.name.as_str(), s)),
+            _ => None,
+        })
+        .collect();
     let defs: Vec<TokenStream> = module
         .defs
         .iter()
         .map(|d| {
-            def(
-                d,
-                eq.contains(d.name.as_str()),
-                flattened.contains(d.name.as_str()),
-            )
+            let shape = Shape {
+                eq: eq.contains(d.name.as_str()),
+                flattened: flattened.contains(d.name.as_str()),
+                structs: &structs,
+            };
+            def(d, &shape)
         })
         .collect();
     let methods = methods::tables(module);
@@ -122,16 +131,27 @@ fn runtime_imports(module: &Module) -> BTreeSet<&'static str> {
     used
 }
 
-fn def(def: &Def, eq: bool, flattened: bool) -> TokenStream {
+/// What a definition's emitter needs to know about the rest of the module.
+struct Shape<'a> {
+    /// The type derives `Eq`.
+    eq: bool,
+    /// The type is a union merged into a struct.
+    flattened: bool,
+    /// Every struct, by name (for conversions through a member's payload).
+    structs: &'a BTreeMap<&'a str, &'a Struct>,
+}
+
+fn def(def: &Def, shape: &Shape) -> TokenStream {
     let fallback = format!("The `{}` type.", def.name);
     let docs = docs(def.docs.as_deref(), &fallback);
-    let eq = if eq { quote!(Eq,) } else { quote!() };
+    let eq = if shape.eq { quote!(Eq,) } else { quote!() };
+    let flattened = shape.flattened;
     let tokens = match &def.kind {
         DefKind::Struct(s) => structs::structure(def, s, docs, eq),
         DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
         DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
-        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq, flattened),
+        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq, flattened, shape.structs),
         DefKind::Untagged(members) => unions::untagged(def, members, docs, eq, flattened),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
     };

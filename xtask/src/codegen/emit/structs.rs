@@ -233,19 +233,19 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
     fields.push(quote! {
         #[doc = #extra_doc]
         #[serde(flatten)]
-        extra: JsonObject,
+        extra: ::acp_support::Extra,
     });
-    inits.push(quote!(extra: JsonObject::new()));
+    inits.push(quote!(extra: ::acp_support::Extra::new()));
     setters.push(quote! {
         /// The properties the schema does not name, as received, in wire order. They are written
         /// back after the known ones when the value is encoded.
         pub fn extra(&self) -> &JsonObject {
-            &self.extra
+            self.extra.get()
         }
 
         /// The properties the schema does not name, to read, add or remove.
         pub fn extra_mut(&mut self) -> &mut JsonObject {
-            &mut self.extra
+            self.extra.get_mut()
         }
     });
     let deserialize = super::visitor::deserialize(def, s);

@@ -3,26 +3,34 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{docs, gate, ident, rust_type};
-use crate::codegen::ir::{Def, TaggedUnion, UntaggedMember};
+use std::collections::BTreeMap;
 
-/// `From<Payload>` for each member whose payload type belongs to that member alone
-/// (`ContentBlock::from(TextContent)`), so a value converts into the union with `.into()`.
-fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
+use proc_macro2::Ident;
+
+use super::{docs, gate, ident, rust_type};
+use crate::codegen::ir::{Def, Presence, Struct, TaggedUnion, TaggedVariant, Ty, UntaggedMember};
+
+/// The `From` impls of a tagged union: `From<Payload>` for each member whose payload type
+/// belongs to that member alone (`ContentBlock::from(TextContent)`), and, one step further,
+/// `From<Value>` where a member's payload is a struct with a single required property
+/// (`ToolCallContent::from(ContentBlock)` through `Content`, `ContentBlock::from("text")` through
+/// `TextContent`), when that value type leads to one member only.
+fn payload_froms(name: &Ident, u: &TaggedUnion, structs: &BTreeMap<&str, &Struct>) -> TokenStream {
     let mut froms = Vec::new();
+    let untagged = u.untagged.as_ref().map(|(_, ty)| rust_type(ty).to_string());
+    let direct: Vec<&str> = u
+        .variants
+        .iter()
+        .filter_map(|v| v.body.as_deref())
+        .collect();
     for v in &u.variants {
         let Some(body) = &v.body else { continue };
-        let shared = u
-            .variants
+        let shared = direct
             .iter()
-            .filter(|other| other.body.as_deref() == Some(body.as_str()))
+            .filter(|other| **other == body.as_str())
             .count()
             > 1;
-        let clashes_untagged = u
-            .untagged
-            .as_ref()
-            .is_some_and(|(_, ty)| rust_type(ty).to_string() == body.as_str());
-        if shared || clashes_untagged {
+        if shared || untagged.as_deref() == Some(body.as_str()) {
             continue;
         }
         let body_ident = ident(body);
@@ -39,6 +47,55 @@ fn payload_froms(name: &proc_macro2::Ident, u: &TaggedUnion) -> TokenStream {
             }
         });
     }
+    // One step further: the single required property of a member's payload.
+    let wrapped: Vec<(&TaggedVariant, &str, String)> = u
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let body = v.body.as_deref()?;
+            let s = structs.get(body)?;
+            let mut required = s.fields.iter().filter(|f| f.presence == Presence::Required);
+            let only = required.next().filter(|_| required.next().is_none())?;
+            let source = match &only.ty {
+                Ty::Named(inner) => inner.clone(),
+                Ty::String => "String".to_owned(),
+                _ => return None,
+            };
+            (s.flattened.is_none() && !direct.contains(&source.as_str()))
+                .then_some((v, body, source))
+        })
+        .collect();
+    for (v, body, source) in &wrapped {
+        let unique = wrapped
+            .iter()
+            .filter(|(_, _, other)| other == source)
+            .count()
+            == 1;
+        if !unique || untagged.as_deref() == Some(source.as_str()) {
+            continue;
+        }
+        let body_ident = ident(body);
+        let rust_name = ident(&v.rust_name);
+        let cfg = gate(v.unstable);
+        let doc = format!(" A `{}` member holding this value.", v.value);
+        let sources = if source == "String" {
+            vec![quote!(String), quote!(&str)]
+        } else {
+            let source = ident(source);
+            vec![quote!(#source)]
+        };
+        for source in sources {
+            froms.push(quote! {
+                #cfg
+                impl From<#source> for #name {
+                    #[doc = #doc]
+                    fn from(value: #source) -> Self {
+                        Self::#rust_name(#body_ident::new(value))
+                    }
+                }
+            });
+        }
+    }
     quote!(#(#froms)*)
 }
 
@@ -49,6 +106,7 @@ pub fn tagged(
     type_docs: TokenStream,
     eq: TokenStream,
     flattened: bool,
+    structs: &BTreeMap<&str, &Struct>,
 ) -> TokenStream {
     let name = ident(&def.name);
     let type_name = &def.name;
@@ -90,7 +148,7 @@ pub fn tagged(
             quote!(#cfg #value)
         })
         .collect();
-    let froms = payload_froms(&name, u);
+    let froms = payload_froms(&name, u, structs);
     let mut hooks = Vec::new();
     if let Some(fallback) = &u.fallback {
         let rust_name = ident(&fallback.rust_name);
@@ -192,15 +250,22 @@ pub fn tagged(
             let rust_name = ident(&none.rust_name);
             arms.push(quote!(Self::#rust_name => Some(&[]),));
         }
+        let body = if arms.is_empty() {
+            quote!(None)
+        } else {
+            quote! {
+                match self {
+                    #(#arms)*
+                    _ => None,
+                }
+            }
+        };
         quote! {
             impl #name {
                 /// The keys this member reads itself when flattened into an object: `None` when
                 /// it keeps every property it is given (a body, an unknown member).
                 fn consumed_keys(&self) -> Option<&'static [&'static str]> {
-                    match self {
-                        #(#arms)*
-                        _ => None,
-                    }
+                    #body
                 }
             }
         }

@@ -31,7 +31,10 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
     for (index, field) in ordered.iter().enumerate() {
         let cfg = gate(field.unstable);
         let json_name = &field.json_name;
-        let slot = ident(&format!("field_{}", field.rust_name.trim_start_matches("r#")));
+        let slot = ident(&format!(
+            "field_{}",
+            field.rust_name.trim_start_matches("r#")
+        ));
         let rust_name = ident(&field.rust_name);
         let plan = plan(field);
         let read = &plan.read;
@@ -59,7 +62,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
     // Unknown properties: kept as they come, or (beside a flattened union) buffered for it.
     let (setup, unknown_arm, after) = match &s.flattened {
         None => (
-            quote!(let mut extra = JsonObject::new();),
+            quote!(let mut extra = ::acp_support::Extra::new();),
             quote! {
                 FieldKey::Unknown(key) => {
                     let value = map.next_value()?;
