@@ -22,7 +22,7 @@ fn hot_path_types_stay_small() {
         (
             "UpdateSessionNotification",
             size_of::<acp_v2::UpdateSessionNotification>(),
-            440,
+            512,
         ),
         ("SessionUpdate", size_of::<acp_v2::SessionUpdate>(), 464),
         ("ContentChunk", size_of::<acp_v2::ContentChunk>(), 328),
