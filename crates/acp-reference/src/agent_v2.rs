@@ -288,7 +288,7 @@ async fn run_turn(entry: Arc<SessionEntry>, turn: Turn, input: TurnInput, config
         }
         Err(err) => {
             eprintln!("acp-reference-agent: turn failed: {err}");
-            IdleStateUpdateStopReason::Error(ErrorStopReason::new())
+            IdleStateUpdateStopReason::Error(Box::new(ErrorStopReason::new()))
         }
     };
     if let Err(err) = turn.end(reason).await {

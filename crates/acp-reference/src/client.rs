@@ -487,11 +487,14 @@ fn environment() -> Result<Environment, DemoError> {
         cwd: AbsolutePath::new(cwd.to_string_lossy()),
         additional_directories: vec![AbsolutePath::new(std::env::temp_dir().to_string_lossy())],
         mcp_servers: vec![
-            McpServer::Stdio(
+            McpServer::Stdio(Box::new(
                 McpServerStdio::new("filesystem", server.to_string_lossy().into_owned())
                     .args(vec!["--read-only".to_owned()]),
-            ),
-            McpServer::Http(McpServerHttp::new("docs", "https://mcp.example.com/mcp")),
+            )),
+            McpServer::Http(Box::new(McpServerHttp::new(
+                "docs",
+                "https://mcp.example.com/mcp",
+            ))),
         ],
     })
 }

@@ -317,20 +317,22 @@ mod tests {
     #[test]
     fn terminals_show_sanitised_text_and_exit_status() {
         let mut state = SessionState::new();
-        state.apply(SessionUpdate::TerminalUpdate(
+        state.apply(SessionUpdate::TerminalUpdate(Box::new(
             TerminalUpdate::new("t1").command("ls").cwd("/w"),
-        ));
+        )));
         let data =
             base64::engine::general_purpose::STANDARD.encode(b"\x1b]0;x\x07a \x1b[31mb\x1b[0m\r\n");
-        state.apply(SessionUpdate::TerminalOutputChunk(
+        state.apply(SessionUpdate::TerminalOutputChunk(Box::new(
             TerminalOutputChunk::new("t1", data),
-        ));
-        state.apply(SessionUpdate::TerminalUpdate(
-            TerminalUpdate::new("t1").exit_status(acp_v2::TerminalExitStatus::new().exit_code(2)),
-        ));
-        state.apply(SessionUpdate::StateUpdate(StateUpdate::Idle(
-            acp_v2::IdleStateUpdate::new(IdleStateUpdateStopReason::EndTurn),
         )));
+        state.apply(SessionUpdate::TerminalUpdate(Box::new(
+            TerminalUpdate::new("t1").exit_status(acp_v2::TerminalExitStatus::new().exit_code(2)),
+        )));
+        state.apply(SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(
+            Box::new(acp_v2::IdleStateUpdate::new(
+                IdleStateUpdateStopReason::EndTurn,
+            )),
+        ))));
         let text = render_state(&state);
         assert!(
             text.contains("  t1  $ ls  in /w  (exit code 2)\n      | a b\n"),

@@ -107,11 +107,11 @@ impl<'t> V2Events<'t> {
                     .new_message_id(if thought { "msg_thought" } else { "msg_agent" })
             })
             .clone();
-        let chunk = ContentChunk::new(id, ContentBlock::Text(TextContent::new(text)));
+        let chunk = ContentChunk::new(id, ContentBlock::from(TextContent::new(text)));
         let update = if thought {
-            SessionUpdate::AgentThoughtChunk(chunk)
+            SessionUpdate::AgentThoughtChunk(Box::new(chunk))
         } else {
-            SessionUpdate::AgentMessageChunk(chunk)
+            SessionUpdate::AgentMessageChunk(Box::new(chunk))
         };
         self.turn.send(update).await
     }
@@ -144,9 +144,9 @@ impl TurnEvents for V2Events<'_> {
                     .await
             }
             TurnEvent::ToolOutput { id, text } => {
-                let content = ToolCallContent::Content(Content::new(ContentBlock::Text(
-                    TextContent::new(text),
-                )));
+                let content = ToolCallContent::Content(Box::new(Content::new(ContentBlock::Text(
+                    Box::new(TextContent::new(text)),
+                ))));
                 self.turn
                     .tool_call_content(&acp_v2::ToolCallId::new(id), content)
                     .await
@@ -195,9 +195,9 @@ impl TurnEvents for V2Events<'_> {
                 PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
             ],
         );
-        request.subject = acp_support::Patch::Value(RequestPermissionSubject::ToolCall(
+        request.subject = acp_support::Patch::Value(RequestPermissionSubject::ToolCall(Box::new(
             ToolCallPermissionSubject::new(ToolCallUpdate::new(tool_call_id)),
-        ));
+        )));
         self.turn.request_permission(request).await
     }
 
@@ -239,9 +239,9 @@ impl TurnEvents for V1Events<'_> {
             }
             TurnEvent::ToolOutput { id, text } => {
                 // v1 has no content chunks: the update carries the content so far.
-                let content = ToolCallContent::Content(Content::new(ContentBlock::Text(
+                let content = ToolCallContent::Content(Content::new(ContentBlock::Text(Box::new(
                     TextContent::new(text),
-                )));
+                ))));
                 self.turn
                     .tool_call_update(ToolCallUpdate::new(id).content(vec![content]))
                     .await

@@ -195,7 +195,7 @@ async fn updates_sent_outside_a_turn_are_replayed() {
     let mut info = acp_v2::SessionInfoUpdate::new();
     info.title = acp_support::Patch::Value("Renamed".into());
     session
-        .send(acp_v2::SessionUpdate::SessionInfoUpdate(info))
+        .send(acp_v2::SessionUpdate::SessionInfoUpdate(Box::new(info)))
         .await
         .expect("sent");
     assert_eq!(session.info().title.as_deref(), Some("Renamed"));

@@ -243,7 +243,7 @@ fn connect(agent: ScriptedAgent, client: FoldingClient) -> Connection {
 }
 
 fn prompt(text: &str) -> acp_v2::PromptRequest {
-    acp_v2::PromptRequest::new("sess_1", vec![ContentBlock::Text(TextContent::new(text))])
+    acp_v2::PromptRequest::new("sess_1", vec![ContentBlock::from(TextContent::new(text))])
 }
 
 #[tokio::test]

@@ -143,7 +143,9 @@ fn connect(limits: TurnLimits) -> Connection {
 fn prompt(text: &str) -> acp_v1::PromptRequest {
     acp_v1::PromptRequest::new(
         "s1",
-        vec![acp_v1::ContentBlock::Text(acp_v1::TextContent::new(text))],
+        vec![acp_v1::ContentBlock::Text(Box::new(
+            acp_v1::TextContent::new(text),
+        ))],
     )
 }
 

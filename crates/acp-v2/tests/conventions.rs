@@ -277,7 +277,7 @@ fn models_have_a_total_equality() {
     let block: acp_v2::ContentBlock = acp_v2::TextContent::new("hi").into();
     assert_eq!(
         block,
-        acp_v2::ContentBlock::Text(acp_v2::TextContent::new("hi"))
+        acp_v2::ContentBlock::from(acp_v2::TextContent::new("hi"))
     );
 }
 

@@ -74,10 +74,10 @@ impl<'a> V1Output<'a> {
         let mut state = self.state();
         match event {
             Event::MessageChunk { speaker, text, .. } => {
-                let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
+                let chunk = ContentChunk::new(ContentBlock::from(TextContent::new(text)));
                 vec![match speaker {
-                    Speaker::Agent => SessionUpdate::AgentMessageChunk(chunk),
-                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(chunk),
+                    Speaker::Agent => SessionUpdate::AgentMessageChunk(Box::new(chunk)),
+                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(Box::new(chunk)),
                 }]
             }
             Event::ToolCall(call) => vec![state.tool_call(call)],
@@ -146,10 +146,12 @@ impl<'a> V1Output<'a> {
                 if let Some(title) = title {
                     update = update.title(title);
                 }
-                vec![SessionUpdate::SessionInfoUpdate(update)]
+                vec![SessionUpdate::SessionInfoUpdate(Box::new(update))]
             }
             Event::Usage { used, size } => {
-                vec![SessionUpdate::UsageUpdate(UsageUpdate::new(used, size))]
+                vec![SessionUpdate::UsageUpdate(Box::new(UsageUpdate::new(
+                    used, size,
+                )))]
             }
         }
     }
@@ -166,7 +168,7 @@ impl State {
             content = Some(self.render(items));
         }
         if announced {
-            SessionUpdate::ToolCallUpdate(tool_call_update(&call, content))
+            SessionUpdate::ToolCallUpdate(Box::new(tool_call_update(&call, content)))
         } else {
             self.calls.entry(call.id.clone()).or_default();
             let title = call.title.clone().unwrap_or_else(|| call.id.clone());
@@ -194,7 +196,7 @@ impl State {
             if let Some(raw) = call.raw_output {
                 v1 = v1.raw_output(raw);
             }
-            SessionUpdate::ToolCall(v1)
+            SessionUpdate::ToolCall(Box::new(v1))
         }
     }
 
@@ -216,7 +218,9 @@ impl State {
             .get(call_id)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id).content(self.render(content)))
+        SessionUpdate::ToolCallUpdate(Box::new(
+            ToolCallUpdate::new(call_id).content(self.render(content)),
+        ))
     }
 
     /// The update of the tool call showing terminal `terminal_id`, if one does.
@@ -234,7 +238,7 @@ impl State {
             .iter()
             .map(|item| match item {
                 ToolContent::Text(text) => text_content(text.clone()),
-                ToolContent::Diff(diff) => ToolCallContent::Diff(v1_diff(diff)),
+                ToolContent::Diff(diff) => ToolCallContent::Diff(Box::new(v1_diff(diff))),
                 ToolContent::Terminal(id) => text_content(self.terminal_text(id)),
             })
             .collect()
@@ -354,7 +358,9 @@ fn tool_call_update(call: &ToolCall, content: Option<Vec<ToolCallContent>>) -> T
 }
 
 fn text_content(text: String) -> ToolCallContent {
-    ToolCallContent::Content(Content::new(ContentBlock::Text(TextContent::new(text))))
+    ToolCallContent::Content(Content::new(ContentBlock::Text(Box::new(
+        TextContent::new(text),
+    ))))
 }
 
 fn v1_diff(diff: &FileDiff) -> Diff {

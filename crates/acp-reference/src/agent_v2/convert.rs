@@ -43,7 +43,7 @@ pub fn initialize_response() -> InitializeResponse {
         Implementation::new(AGENT_NAME, env!("CARGO_PKG_VERSION")).title("ACP reference agent"),
     )
     .capabilities(AgentCapabilities::new().session(session))
-    .auth_methods(vec![AuthMethod::Agent(login)])
+    .auth_methods(vec![AuthMethod::Agent(Box::new(login))])
 }
 
 /// The session's config options with `mode` at `current`.
@@ -68,7 +68,9 @@ pub fn config_options(current: &str) -> Vec<SessionConfigOption> {
 pub fn commands() -> Vec<AvailableCommand> {
     KEYWORDS
         .iter()
-        .map(|(name, description)| AvailableCommand::Command(Command::new(*name, *description)))
+        .map(|(name, description)| {
+            AvailableCommand::Command(Box::new(Command::new(*name, *description)))
+        })
         .collect()
 }
 

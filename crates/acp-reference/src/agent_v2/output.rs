@@ -57,21 +57,21 @@ impl<'a> V2Output<'a> {
             } => {
                 let chunk = ContentChunk::new(
                     self.message_id(message, speaker),
-                    ContentBlock::Text(TextContent::new(text)),
+                    ContentBlock::from(TextContent::new(text)),
                 );
                 match speaker {
-                    Speaker::Agent => SessionUpdate::AgentMessageChunk(chunk),
-                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(chunk),
+                    Speaker::Agent => SessionUpdate::AgentMessageChunk(Box::new(chunk)),
+                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(Box::new(chunk)),
                 }
             }
-            Event::ToolCall(call) => SessionUpdate::ToolCallUpdate(tool_call(&call)),
+            Event::ToolCall(call) => SessionUpdate::ToolCallUpdate(Box::new(tool_call(&call))),
             Event::ToolCallContent {
                 tool_call_id,
                 content,
-            } => SessionUpdate::ToolCallContentChunk(acp_v2::ToolCallContentChunk::new(
+            } => SessionUpdate::ToolCallContentChunk(Box::new(acp_v2::ToolCallContentChunk::new(
                 tool_call_id,
                 tool_content(content),
-            )),
+            ))),
             Event::Terminal(info) => {
                 let mut update = TerminalUpdate::new(info.id);
                 if let Some(command) = info.command {
@@ -90,15 +90,15 @@ impl<'a> V2Output<'a> {
                     }
                     update = update.exit_status(status);
                 }
-                SessionUpdate::TerminalUpdate(update)
+                SessionUpdate::TerminalUpdate(Box::new(update))
             }
             Event::TerminalOutput { terminal_id, bytes } => {
                 use base64::Engine;
                 let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-                SessionUpdate::TerminalOutputChunk(acp_v2::TerminalOutputChunk::new(
+                SessionUpdate::TerminalOutputChunk(Box::new(acp_v2::TerminalOutputChunk::new(
                     terminal_id,
                     data,
-                ))
+                )))
             }
             Event::Plan { plan_id, steps } => {
                 let entries = steps
@@ -111,18 +111,22 @@ impl<'a> V2Output<'a> {
                         )
                     })
                     .collect::<Vec<_>>();
-                SessionUpdate::PlanUpdate(acp_v2::PlanUpdate::new(
-                    acp_v2::PlanUpdateContent::Items(acp_v2::PlanItems::new(plan_id, entries)),
-                ))
+                SessionUpdate::PlanUpdate(Box::new(acp_v2::PlanUpdate::new(
+                    acp_v2::PlanUpdateContent::Items(Box::new(acp_v2::PlanItems::new(
+                        plan_id, entries,
+                    ))),
+                )))
             }
             Event::SessionInfo { title, updated_at } => {
                 let mut update = SessionInfoUpdate::new().updated_at(updated_at);
                 if let Some(title) = title {
                     update = update.title(title);
                 }
-                SessionUpdate::SessionInfoUpdate(update)
+                SessionUpdate::SessionInfoUpdate(Box::new(update))
             }
-            Event::Usage { used, size } => SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)),
+            Event::Usage { used, size } => {
+                SessionUpdate::UsageUpdate(Box::new(UsageUpdate::new(used, size)))
+            }
         }
     }
 }
@@ -151,7 +155,7 @@ impl TurnOutput for V2Output<'_> {
         let subject = ToolCallPermissionSubject::new(tool_call(&ask.tool_call));
         let mut request =
             RequestPermissionRequest::new(self.session.id().clone(), ask.title.as_str(), options)
-                .subject(RequestPermissionSubject::ToolCall(subject));
+                .subject(RequestPermissionSubject::ToolCall(Box::new(subject)));
         if let Some(description) = &ask.description {
             request = request.description(description.as_str());
         }
@@ -226,10 +230,10 @@ fn tool_call(call: &ToolCall) -> ToolCallUpdate {
 
 fn tool_content(content: ToolContent) -> ToolCallContent {
     match content {
-        ToolContent::Text(text) => ToolCallContent::Content(acp_v2::Content::new(
-            ContentBlock::Text(TextContent::new(text)),
-        )),
-        ToolContent::Diff(diff) => ToolCallContent::Diff(v2_diff(diff)),
+        ToolContent::Text(text) => ToolCallContent::Content(Box::new(acp_v2::Content::new(
+            ContentBlock::from(TextContent::new(text)),
+        ))),
+        ToolContent::Diff(diff) => ToolCallContent::Diff(Box::new(v2_diff(diff))),
         ToolContent::Terminal(id) => ToolCallContent::Terminal(acp_v2::Terminal::new(id)),
     }
 }

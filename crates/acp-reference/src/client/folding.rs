@@ -48,7 +48,8 @@ impl Folded {
             self.replay_updates += 1;
         } else {
             self.live_updates += 1;
-            if matches!(update, SessionUpdate::StateUpdate(StateUpdate::Idle(_))) {
+            if matches!(&update, SessionUpdate::StateUpdate(state) if matches!(**state, StateUpdate::Idle(_)))
+            {
                 self.idle_updates += 1;
             }
         }
@@ -142,7 +143,7 @@ impl FoldingClient {
         {
             folded
                 .target()
-                .apply(SessionUpdate::ToolCallUpdate(subject.tool_call));
+                .apply(SessionUpdate::ToolCallUpdate(Box::new(subject.tool_call)));
         }
         let (line, outcome) = match choice {
             Some(option) => (

@@ -22,7 +22,7 @@ pub struct Prompt {
 fn text(text: &str) -> Prompt {
     Prompt {
         label: text.to_owned(),
-        blocks: vec![ContentBlock::Text(TextContent::new(text))],
+        blocks: vec![ContentBlock::from(TextContent::new(text))],
     }
 }
 
@@ -38,15 +38,15 @@ pub fn scripted() -> Vec<Prompt> {
     let messages = Prompt {
         label: format!("{greeting} [+ image, audio, resource]"),
         blocks: vec![
-            ContentBlock::Text(TextContent::new(greeting)),
-            ContentBlock::Image(ImageContent::new(PIXEL_PNG, "image/png")),
-            ContentBlock::Audio(AudioContent::new(
+            ContentBlock::from(TextContent::new(greeting)),
+            ContentBlock::Image(Box::new(ImageContent::new(PIXEL_PNG, "image/png"))),
+            ContentBlock::Audio(Box::new(AudioContent::new(
                 base64::engine::general_purpose::STANDARD.encode(tiny_wav()),
                 "audio/wav",
-            )),
-            ContentBlock::Resource(EmbeddedResource::new(
+            ))),
+            ContentBlock::Resource(Box::new(EmbeddedResource::new(
                 EmbeddedResourceResource::TextResourceContents(source),
-            )),
+            ))),
         ],
     };
     vec![

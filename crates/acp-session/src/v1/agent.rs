@@ -279,24 +279,27 @@ impl Turn {
 
     /// Streams a piece of the agent's answer.
     pub async fn agent_text(&self, text: impl Into<String>) -> Result<(), Error> {
-        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
-        self.send(SessionUpdate::AgentMessageChunk(chunk)).await
+        let chunk = ContentChunk::new(ContentBlock::from(TextContent::new(text)));
+        self.send(SessionUpdate::AgentMessageChunk(Box::new(chunk)))
+            .await
     }
 
     /// Streams a piece of the agent's reasoning.
     pub async fn thought(&self, text: impl Into<String>) -> Result<(), Error> {
-        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
-        self.send(SessionUpdate::AgentThoughtChunk(chunk)).await
+        let chunk = ContentChunk::new(ContentBlock::from(TextContent::new(text)));
+        self.send(SessionUpdate::AgentThoughtChunk(Box::new(chunk)))
+            .await
     }
 
     /// Reports a new tool call.
     pub async fn tool_call(&self, call: ToolCall) -> Result<(), Error> {
-        self.send(SessionUpdate::ToolCall(call)).await
+        self.send(SessionUpdate::ToolCall(Box::new(call))).await
     }
 
     /// Patches a tool call.
     pub async fn tool_call_update(&self, update: ToolCallUpdate) -> Result<(), Error> {
-        self.send(SessionUpdate::ToolCallUpdate(update)).await
+        self.send(SessionUpdate::ToolCallUpdate(Box::new(update)))
+            .await
     }
 
     /// Replaces the plan.

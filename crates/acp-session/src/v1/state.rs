@@ -144,9 +144,9 @@ impl SessionState {
             self.chunk_run = false;
         }
         match update {
-            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, chunk),
-            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, chunk),
-            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, chunk),
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, *chunk),
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, *chunk),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, *chunk),
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.clone();
                 let state = ToolCall {
@@ -221,8 +221,8 @@ impl SessionState {
                 update.updated_at.apply_to(&mut self.info.updated_at);
                 patch_meta(&mut self.info.meta, update.meta);
             }
-            SessionUpdate::UsageUpdate(update) => self.usage = Some(update),
-            SessionUpdate::Notice(notice) => self.notices.push(notice),
+            SessionUpdate::UsageUpdate(update) => self.usage = Some(*update),
+            SessionUpdate::Notice(notice) => self.notices.push(*notice),
             // Compaction reports and variants a newer build adds are not part of this view.
             _ => {}
         }

@@ -292,7 +292,7 @@ impl QueuedPrompt {
         };
         let mut ack = UserMessage::new(turn.user_message_id.clone());
         ack.content = Patch::Value(prompt);
-        turn.send(SessionUpdate::UserMessage(ack))
+        turn.send(SessionUpdate::UserMessage(Box::new(ack)))
             .await
             .map_err(to_rpc)?;
         turn.send(state(StateUpdate::Running(RunningStateUpdate::new())))
@@ -303,7 +303,7 @@ impl QueuedPrompt {
 }
 
 fn state(update: StateUpdate) -> SessionUpdate {
-    SessionUpdate::StateUpdate(update)
+    SessionUpdate::StateUpdate(Box::new(update))
 }
 
 fn to_rpc(err: Error) -> RpcError {
@@ -378,7 +378,8 @@ impl Turn {
 
     /// Creates or patches a tool call.
     pub async fn tool_call(&self, update: ToolCallUpdate) -> Result<(), Error> {
-        self.send(SessionUpdate::ToolCallUpdate(update)).await
+        self.send(SessionUpdate::ToolCallUpdate(Box::new(update)))
+            .await
     }
 
     /// Appends one content item to a tool call.
@@ -387,9 +388,9 @@ impl Turn {
         tool_call_id: &acp_v2::ToolCallId,
         content: ToolCallContent,
     ) -> Result<(), Error> {
-        self.send(SessionUpdate::ToolCallContentChunk(
+        self.send(SessionUpdate::ToolCallContentChunk(Box::new(
             ToolCallContentChunk::new(tool_call_id.clone(), content),
-        ))
+        )))
         .await
     }
 
@@ -400,9 +401,9 @@ impl Turn {
         bytes: &[u8],
     ) -> Result<(), Error> {
         let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-        self.send(SessionUpdate::TerminalOutputChunk(
+        self.send(SessionUpdate::TerminalOutputChunk(Box::new(
             TerminalOutputChunk::new(terminal_id.clone(), data),
-        ))
+        )))
         .await
     }
 
@@ -413,9 +414,9 @@ impl Turn {
         entries: Vec<PlanEntry>,
     ) -> Result<(), Error> {
         let items = PlanItems::new(plan_id, entries);
-        self.send(SessionUpdate::PlanUpdate(PlanUpdate::new(
-            PlanUpdateContent::Items(items),
-        )))
+        self.send(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+            PlanUpdateContent::Items(Box::new(items)),
+        ))))
         .await
     }
 
@@ -434,7 +435,9 @@ impl Turn {
         if let Patch::Value(RequestPermissionSubject::ToolCall(subject)) = &request.subject {
             lock(&self.session.inner)
                 .history
-                .apply(SessionUpdate::ToolCallUpdate(subject.tool_call.clone()));
+                .apply(SessionUpdate::ToolCallUpdate(Box::new(
+                    subject.tool_call.clone(),
+                )));
         }
         self.send(state(StateUpdate::RequiresAction(
             RequiresActionStateUpdate::new(),
@@ -499,7 +502,9 @@ impl Turn {
             reason
         };
         let result = self
-            .send(state(StateUpdate::Idle(IdleStateUpdate::new(reason))))
+            .send(state(StateUpdate::Idle(Box::new(IdleStateUpdate::new(
+                reason,
+            )))))
             .await;
         self.session.turns.finish();
         result
@@ -517,7 +522,7 @@ impl Drop for Turn {
         } else {
             IdleStateUpdateStopReason::None
         };
-        let update = state(StateUpdate::Idle(IdleStateUpdate::new(reason)));
+        let update = state(StateUpdate::Idle(Box::new(IdleStateUpdate::new(reason))));
         lock(&session.inner).history.apply(update.clone());
         // The next held prompt begins only after this `idle`, as it would after `end`.
         match tokio::runtime::Handle::try_current() {
@@ -547,7 +552,7 @@ impl MessageWriter<'_> {
 
     /// Appends a text chunk.
     pub async fn text(&self, text: impl Into<String>) -> Result<(), Error> {
-        self.block(ContentBlock::Text(acp_v2::TextContent::new(text)))
+        self.block(ContentBlock::from(acp_v2::TextContent::new(text)))
             .await
     }
 
@@ -555,9 +560,9 @@ impl MessageWriter<'_> {
     pub async fn block(&self, block: ContentBlock) -> Result<(), Error> {
         let chunk = ContentChunk::new(self.message_id.clone(), block);
         let update = if self.thought {
-            SessionUpdate::AgentThoughtChunk(chunk)
+            SessionUpdate::AgentThoughtChunk(Box::new(chunk))
         } else {
-            SessionUpdate::AgentMessageChunk(chunk)
+            SessionUpdate::AgentMessageChunk(Box::new(chunk))
         };
         self.turn.send(update).await
     }

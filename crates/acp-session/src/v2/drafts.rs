@@ -105,9 +105,9 @@ impl SessionState {
             SessionUpdate::PlanRemoved(removed) => {
                 self.plans.remove(&removed.plan_id);
             }
-            SessionUpdate::SubagentUpdate(update) => self.subagent(update),
-            SessionUpdate::SessionMessage(m) => self.session_message(m),
-            SessionUpdate::SessionMessageChunk(chunk) => self.session_message_chunk(chunk),
+            SessionUpdate::SubagentUpdate(update) => self.subagent(*update),
+            SessionUpdate::SessionMessage(m) => self.session_message(*m),
+            SessionUpdate::SessionMessageChunk(chunk) => self.session_message_chunk(*chunk),
             other => return Some(other),
         }
         None
@@ -166,13 +166,15 @@ pub(super) fn replay_session_message(message: &Message) -> SessionUpdate {
         m.sender_message_id = value_or_absent(route.sender_message_id.clone());
         m.recipient_message_id = value_or_absent(route.recipient_message_id.clone());
     }
-    SessionUpdate::SessionMessage(m)
+    SessionUpdate::SessionMessage(Box::new(m))
 }
 
 /// The plan update that rebuilds a document plan, if `plan` is one.
 pub(super) fn replay_plan_document(plan: &Plan) -> Option<SessionUpdate> {
     let document = plan.document.clone()?;
-    Some(SessionUpdate::PlanUpdate(PlanUpdate::new(document)))
+    Some(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+        document,
+    ))))
 }
 
 /// One `subagent_update` per child, with everything known about it.
@@ -186,6 +188,6 @@ pub(super) fn replay_subagents(state: &SessionState, out: &mut Vec<SessionUpdate
         update.cwd = value_or_absent(child.cwd.clone());
         update.additional_directories = value_or_absent(child.additional_directories.clone());
         update.meta = value_or_absent(child.meta.clone());
-        out.push(SessionUpdate::SubagentUpdate(update));
+        out.push(SessionUpdate::SubagentUpdate(Box::new(update)));
     }
 }

@@ -25,19 +25,19 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
                 let mut m = UserMessage::new(message.message_id.clone());
                 m.content = content;
                 m.meta = meta;
-                SessionUpdate::UserMessage(m)
+                SessionUpdate::UserMessage(Box::new(m))
             }
             Role::Agent => {
                 let mut m = AgentMessage::new(message.message_id.clone());
                 m.content = content;
                 m.meta = meta;
-                SessionUpdate::AgentMessage(m)
+                SessionUpdate::AgentMessage(Box::new(m))
             }
             Role::Thought => {
                 let mut m = AgentThought::new(message.message_id.clone());
                 m.content = content;
                 m.meta = meta;
-                SessionUpdate::AgentThought(m)
+                SessionUpdate::AgentThought(Box::new(m))
             }
             #[cfg(feature = "unstable")]
             Role::Session => super::drafts::replay_session_message(message),
@@ -55,7 +55,7 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         update.raw_output = call.raw_output.clone();
         update.capabilities = value_or_absent(call.capabilities.clone());
         update.meta = value_or_absent(call.meta.clone());
-        out.push(SessionUpdate::ToolCallUpdate(update));
+        out.push(SessionUpdate::ToolCallUpdate(Box::new(update)));
     }
     for terminal in state.terminals.iter() {
         let mut update = TerminalUpdate::new(terminal.terminal_id.clone());
@@ -67,7 +67,7 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         update.size = value_or_absent(terminal.size.clone());
         update.capabilities = value_or_absent(terminal.capabilities.clone());
         update.meta = value_or_absent(terminal.meta.clone());
-        out.push(SessionUpdate::TerminalUpdate(update));
+        out.push(SessionUpdate::TerminalUpdate(Box::new(update)));
     }
     for plan in state.plans.iter() {
         #[cfg(feature = "unstable")]
@@ -77,9 +77,9 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         }
         let mut items = PlanItems::new(plan.plan_id.clone(), plan.entries.clone());
         items.meta = value_or_absent(plan.meta.clone());
-        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
-            PlanUpdateContent::Items(items),
-        )));
+        out.push(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+            PlanUpdateContent::Items(Box::new(items)),
+        ))));
     }
     #[cfg(feature = "unstable")]
     super::drafts::replay_subagents(state, &mut out);
@@ -99,21 +99,21 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         update.title = value_or_absent(info.title.clone());
         update.updated_at = value_or_absent(info.updated_at.clone());
         update.meta = value_or_absent(info.meta.clone());
-        out.push(SessionUpdate::SessionInfoUpdate(update));
+        out.push(SessionUpdate::SessionInfoUpdate(Box::new(update)));
     }
     if let Some(usage) = &state.usage {
-        out.push(SessionUpdate::UsageUpdate(usage.clone()));
+        out.push(SessionUpdate::UsageUpdate(Box::new(usage.clone())));
     }
     for notice in &state.notices {
-        out.push(SessionUpdate::Notice(notice.clone()));
+        out.push(SessionUpdate::Notice(Box::new(notice.clone())));
     }
     for compaction in state.compactions.iter() {
         // Known only from summary chunks: replayed as chunks, so it gets no status it never had.
         let Some(status) = compaction.status.clone() else {
             for block in &compaction.summary {
-                out.push(SessionUpdate::CompactionSummaryChunk(
+                out.push(SessionUpdate::CompactionSummaryChunk(Box::new(
                     CompactionSummaryChunk::new(compaction.compaction_id.clone(), block.clone()),
-                ));
+                )));
             }
             continue;
         };
@@ -121,12 +121,12 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         update.summary = Patch::Value(compaction.summary.clone());
         update.error = value_or_absent(compaction.error.clone());
         update.meta = value_or_absent(compaction.meta.clone());
-        out.push(SessionUpdate::CompactionUpdate(update));
+        out.push(SessionUpdate::CompactionUpdate(Box::new(update)));
     }
     for raw in &state.unknown_plans {
-        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
+        out.push(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
             PlanUpdateContent::Other(raw.clone()),
-        )));
+        ))));
     }
     for raw in &state.unknown {
         out.push(SessionUpdate::Other(raw.clone()));
@@ -143,9 +143,9 @@ pub fn current_state(state: &SessionState) -> SessionUpdate {
     let mut updates = foreground(state);
     match updates.pop() {
         Some(update) => update,
-        None => SessionUpdate::StateUpdate(StateUpdate::Idle(IdleStateUpdate::new(
-            IdleStateUpdateStopReason::None,
-        ))),
+        None => SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(Box::new(
+            IdleStateUpdate::new(IdleStateUpdateStopReason::None),
+        )))),
     }
 }
 
@@ -163,7 +163,7 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
         {
             idle.usage = value_or_absent(usage.take());
         }
-        SessionUpdate::StateUpdate(StateUpdate::Idle(idle))
+        SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(Box::new(idle))))
     };
     let mut out = Vec::new();
     if let Some(reason) = &fg.last_stop_reason {
@@ -183,20 +183,24 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
         ForegroundState::Running => {
             let mut running = RunningStateUpdate::new();
             running.background = background;
-            out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
+            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Running(
+                running,
+            ))));
         }
         ForegroundState::RequiresAction => {
             let mut waiting = RequiresActionStateUpdate::new();
             waiting.background = background;
-            out.push(SessionUpdate::StateUpdate(StateUpdate::RequiresAction(
-                waiting,
+            out.push(SessionUpdate::StateUpdate(Box::new(
+                StateUpdate::RequiresAction(waiting),
             )));
         }
         #[cfg(feature = "unstable")]
         ForegroundState::Unconfirmed => {
             let mut unknown = UnknownStateUpdate::new();
             unknown.background = background;
-            out.push(SessionUpdate::StateUpdate(StateUpdate::Unknown(unknown)));
+            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Unknown(
+                unknown,
+            ))));
         }
         ForegroundState::Unknown { raw } => {
             // An unknown state keeps the background work reported before it: report that
@@ -205,10 +209,14 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
                 if let Patch::Value(work) = &background {
                     let mut running = RunningStateUpdate::new();
                     running.background = Patch::Value(work.clone());
-                    out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
+                    out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Running(
+                        running,
+                    ))));
                 }
             }
-            out.push(SessionUpdate::StateUpdate(StateUpdate::Other(raw.clone())))
+            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Other(
+                raw.clone(),
+            ))))
         }
     }
     out

@@ -132,9 +132,9 @@ impl SessionState {
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
     pub fn apply(&mut self, update: SessionUpdate) {
         match update {
-            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, chunk),
-            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, chunk),
-            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, chunk),
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, *chunk),
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, *chunk),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, *chunk),
             SessionUpdate::UserMessage(m) => self
                 .message(Role::User, m.message_id)
                 .upsert(m.content, m.meta),
@@ -144,12 +144,12 @@ impl SessionState {
             SessionUpdate::AgentThought(m) => self
                 .message(Role::Thought, m.message_id)
                 .upsert(m.content, m.meta),
-            SessionUpdate::StateUpdate(state) => self.foreground.apply(state),
+            SessionUpdate::StateUpdate(state) => self.foreground.apply(*state),
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.clone();
                 self.tool_calls
                     .upsert(&id, || ToolCall::new(id.clone()))
-                    .apply(update);
+                    .apply(*update);
             }
             SessionUpdate::ToolCallContentChunk(chunk) => {
                 let id = chunk.tool_call_id;
@@ -164,7 +164,7 @@ impl SessionState {
                 let result = self
                     .terminals
                     .upsert(&id, || Terminal::new(id.clone()))
-                    .apply(update);
+                    .apply(*update);
                 self.record(result, || SessionUpdate::TerminalUpdate(kept));
             }
             SessionUpdate::TerminalOutputChunk(chunk) => {
@@ -205,8 +205,8 @@ impl SessionState {
                 update.updated_at.apply_to(&mut self.info.updated_at);
                 patch_meta(&mut self.info.meta, update.meta);
             }
-            SessionUpdate::UsageUpdate(update) => self.usage = Some(update),
-            SessionUpdate::Notice(notice) => self.notices.push(notice),
+            SessionUpdate::UsageUpdate(update) => self.usage = Some(*update),
+            SessionUpdate::Notice(notice) => self.notices.push(*notice),
             SessionUpdate::CompactionUpdate(update) => {
                 let id = update.compaction_id.clone();
                 let compaction = self.compactions.upsert(&id, || Compaction {

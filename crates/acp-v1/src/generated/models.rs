@@ -2277,7 +2277,7 @@ impl AuthCapabilities {
 impl From<AuthMethodTerminal> for AuthMethod {
     /// The `terminal` member.
     fn from(body: AuthMethodTerminal) -> Self {
-        Self::Terminal(body)
+        Self::Terminal(Box::new(body))
     }
 }
 
@@ -2289,7 +2289,7 @@ impl From<AuthMethodTerminal> for AuthMethod {
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `authenticate`.
-    Terminal(AuthMethodTerminal),
+    Terminal(Box<AuthMethodTerminal>),
     /// Agent handles authentication itself through `authenticate`.
     ///
     /// This is the default when no `type` is specified.
@@ -2318,7 +2318,10 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "terminal" => AuthMethodTerminal::deserialize(body).map(Self::Terminal),
+            "terminal" => {
+                AuthMethodTerminal::deserialize(body)
+                    .map(|body| Self::Terminal(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -7410,56 +7413,56 @@ impl Content {
 impl From<TextContent> for ContentBlock {
     /// The `text` member.
     fn from(body: TextContent) -> Self {
-        Self::Text(body)
+        Self::Text(Box::new(body))
     }
 }
 
 impl From<ImageContent> for ContentBlock {
     /// The `image` member.
     fn from(body: ImageContent) -> Self {
-        Self::Image(body)
+        Self::Image(Box::new(body))
     }
 }
 
 impl From<AudioContent> for ContentBlock {
     /// The `audio` member.
     fn from(body: AudioContent) -> Self {
-        Self::Audio(body)
+        Self::Audio(Box::new(body))
     }
 }
 
 impl From<ResourceLink> for ContentBlock {
     /// The `resource_link` member.
     fn from(body: ResourceLink) -> Self {
-        Self::ResourceLink(body)
+        Self::ResourceLink(Box::new(body))
     }
 }
 
 impl From<EmbeddedResource> for ContentBlock {
     /// The `resource` member.
     fn from(body: EmbeddedResource) -> Self {
-        Self::Resource(body)
+        Self::Resource(Box::new(body))
     }
 }
 
 impl From<String> for ContentBlock {
     /// A `text` member holding this value.
     fn from(value: String) -> Self {
-        Self::Text(TextContent::new(value))
+        Self::Text(Box::new(TextContent::new(value)))
     }
 }
 
 impl From<&str> for ContentBlock {
     /// A `text` member holding this value.
     fn from(value: &str) -> Self {
-        Self::Text(TextContent::new(value))
+        Self::Text(Box::new(TextContent::new(value)))
     }
 }
 
 impl From<EmbeddedResourceResource> for ContentBlock {
     /// A `resource` member holding this value.
     fn from(value: EmbeddedResourceResource) -> Self {
-        Self::Resource(EmbeddedResource::new(value))
+        Self::Resource(Box::new(EmbeddedResource::new(value)))
     }
 }
 
@@ -7480,25 +7483,25 @@ pub enum ContentBlock {
     ///
     /// All agents MUST support text content blocks in prompts.
     /// Clients SHOULD render this text as Markdown.
-    Text(TextContent),
+    Text(Box<TextContent>),
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
-    Image(ImageContent),
+    Image(Box<ImageContent>),
     /// Audio data for transcription or analysis.
     ///
     /// Requires the `audio` prompt capability when included in prompts.
-    Audio(AudioContent),
+    Audio(Box<AudioContent>),
     /// References to resources that the agent can access.
     ///
     /// All agents MUST support resource links in prompts.
-    ResourceLink(ResourceLink),
+    ResourceLink(Box<ResourceLink>),
     /// Complete resource contents embedded directly in the message.
     ///
     /// Preferred for including context as it avoids extra round-trips.
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
-    Resource(EmbeddedResource),
+    Resource(Box<EmbeddedResource>),
 }
 
 impl ContentBlock {
@@ -7532,11 +7535,23 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "text" => TextContent::deserialize(body).map(Self::Text),
-            "image" => ImageContent::deserialize(body).map(Self::Image),
-            "audio" => AudioContent::deserialize(body).map(Self::Audio),
-            "resource_link" => ResourceLink::deserialize(body).map(Self::ResourceLink),
-            "resource" => EmbeddedResource::deserialize(body).map(Self::Resource),
+            "text" => {
+                TextContent::deserialize(body).map(|body| Self::Text(Box::new(body)))
+            }
+            "image" => {
+                ImageContent::deserialize(body).map(|body| Self::Image(Box::new(body)))
+            }
+            "audio" => {
+                AudioContent::deserialize(body).map(|body| Self::Audio(Box::new(body)))
+            }
+            "resource_link" => {
+                ResourceLink::deserialize(body)
+                    .map(|body| Self::ResourceLink(Box::new(body)))
+            }
+            "resource" => {
+                EmbeddedResource::deserialize(body)
+                    .map(|body| Self::Resource(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -8047,14 +8062,14 @@ impl CreateElicitationRequest {
 impl From<ElicitationFormMode> for CreateElicitationRequestMode {
     /// The `form` member.
     fn from(body: ElicitationFormMode) -> Self {
-        Self::Form(body)
+        Self::Form(Box::new(body))
     }
 }
 
 impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     /// The `url` member.
     fn from(body: ElicitationUrlMode) -> Self {
-        Self::Url(body)
+        Self::Url(Box::new(body))
     }
 }
 
@@ -8071,9 +8086,9 @@ impl CreateElicitationRequestMode {
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
-    Form(ElicitationFormMode),
+    Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
-    Url(ElicitationUrlMode),
+    Url(Box<ElicitationUrlMode>),
     /// Custom or future elicitation mode.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -8109,8 +8124,14 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "form" => ElicitationFormMode::deserialize(body).map(Self::Form),
-            "url" => ElicitationUrlMode::deserialize(body).map(Self::Url),
+            "form" => {
+                ElicitationFormMode::deserialize(body)
+                    .map(|body| Self::Form(Box::new(body)))
+            }
+            "url" => {
+                ElicitationUrlMode::deserialize(body)
+                    .map(|body| Self::Url(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -8279,7 +8300,7 @@ impl CreateElicitationResponse {
 impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
     /// The `accept` member.
     fn from(body: ElicitationAcceptAction) -> Self {
-        Self::Accept(body)
+        Self::Accept(Box::new(body))
     }
 }
 
@@ -8300,7 +8321,7 @@ impl CreateElicitationResponseAction {
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
-    Accept(ElicitationAcceptAction),
+    Accept(Box<ElicitationAcceptAction>),
     /// The user declined the elicitation.
     Decline,
     /// The elicitation was cancelled.
@@ -8341,7 +8362,10 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "accept" => ElicitationAcceptAction::deserialize(body).map(Self::Accept),
+            "accept" => {
+                ElicitationAcceptAction::deserialize(body)
+                    .map(|body| Self::Accept(Box::new(body)))
+            }
             "decline" => ::acp_support::union::unit_body(body).map(|()| Self::Decline),
             "cancel" => ::acp_support::union::unit_body(body).map(|()| Self::Cancel),
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
@@ -10238,42 +10262,42 @@ impl ::std::fmt::Display for ElicitationId {
 impl From<StringPropertySchema> for ElicitationPropertySchema {
     /// The `string` member.
     fn from(body: StringPropertySchema) -> Self {
-        Self::String(body)
+        Self::String(Box::new(body))
     }
 }
 
 impl From<NumberPropertySchema> for ElicitationPropertySchema {
     /// The `number` member.
     fn from(body: NumberPropertySchema) -> Self {
-        Self::Number(body)
+        Self::Number(Box::new(body))
     }
 }
 
 impl From<IntegerPropertySchema> for ElicitationPropertySchema {
     /// The `integer` member.
     fn from(body: IntegerPropertySchema) -> Self {
-        Self::Integer(body)
+        Self::Integer(Box::new(body))
     }
 }
 
 impl From<BooleanPropertySchema> for ElicitationPropertySchema {
     /// The `boolean` member.
     fn from(body: BooleanPropertySchema) -> Self {
-        Self::Boolean(body)
+        Self::Boolean(Box::new(body))
     }
 }
 
 impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
     /// The `array` member.
     fn from(body: MultiSelectPropertySchema) -> Self {
-        Self::Array(body)
+        Self::Array(Box::new(body))
     }
 }
 
 impl From<MultiSelectItems> for ElicitationPropertySchema {
     /// A `array` member holding this value.
     fn from(value: MultiSelectItems) -> Self {
-        Self::Array(MultiSelectPropertySchema::new(value))
+        Self::Array(Box::new(MultiSelectPropertySchema::new(value)))
     }
 }
 
@@ -10286,15 +10310,15 @@ impl From<MultiSelectItems> for ElicitationPropertySchema {
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
-    String(StringPropertySchema),
+    String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
-    Number(NumberPropertySchema),
+    Number(Box<NumberPropertySchema>),
     /// Integer property.
-    Integer(IntegerPropertySchema),
+    Integer(Box<IntegerPropertySchema>),
     /// Boolean property.
-    Boolean(BooleanPropertySchema),
+    Boolean(Box<BooleanPropertySchema>),
     /// Multi-select array property.
-    Array(MultiSelectPropertySchema),
+    Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -10339,11 +10363,26 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "string" => StringPropertySchema::deserialize(body).map(Self::String),
-            "number" => NumberPropertySchema::deserialize(body).map(Self::Number),
-            "integer" => IntegerPropertySchema::deserialize(body).map(Self::Integer),
-            "boolean" => BooleanPropertySchema::deserialize(body).map(Self::Boolean),
-            "array" => MultiSelectPropertySchema::deserialize(body).map(Self::Array),
+            "string" => {
+                StringPropertySchema::deserialize(body)
+                    .map(|body| Self::String(Box::new(body)))
+            }
+            "number" => {
+                NumberPropertySchema::deserialize(body)
+                    .map(|body| Self::Number(Box::new(body)))
+            }
+            "integer" => {
+                IntegerPropertySchema::deserialize(body)
+                    .map(|body| Self::Integer(Box::new(body)))
+            }
+            "boolean" => {
+                BooleanPropertySchema::deserialize(body)
+                    .map(|body| Self::Boolean(Box::new(body)))
+            }
+            "array" => {
+                MultiSelectPropertySchema::deserialize(body)
+                    .map(|body| Self::Array(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -13078,7 +13117,7 @@ impl IdleStateUpdate {
 impl From<ErrorStopReason> for IdleStateUpdateStopReason {
     /// The `error` member.
     fn from(body: ErrorStopReason) -> Self {
-        Self::Error(body)
+        Self::Error(Box::new(body))
     }
 }
 
@@ -13120,7 +13159,7 @@ pub enum IdleStateUpdateStopReason {
     /// The work was cancelled.
     Cancelled,
     /// The work ended because something failed.
-    Error(ErrorStopReason),
+    Error(Box<ErrorStopReason>),
     /// Custom or future stop reason.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -13178,7 +13217,10 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             "cancelled" => {
                 ::acp_support::union::unit_body(body).map(|()| Self::Cancelled)
             }
-            "error" => ErrorStopReason::deserialize(body).map(Self::Error),
+            "error" => {
+                ErrorStopReason::deserialize(body)
+                    .map(|body| Self::Error(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -16687,14 +16729,14 @@ impl ::std::fmt::Display for McpRequestId {
 impl From<McpServerHttp> for McpServer {
     /// The `http` member.
     fn from(body: McpServerHttp) -> Self {
-        Self::Http(body)
+        Self::Http(Box::new(body))
     }
 }
 
 impl From<McpServerSse> for McpServer {
     /// The `sse` member.
     fn from(body: McpServerSse) -> Self {
-        Self::Sse(body)
+        Self::Sse(Box::new(body))
     }
 }
 
@@ -16702,7 +16744,7 @@ impl From<McpServerSse> for McpServer {
 impl From<McpServerAcp> for McpServer {
     /// The `acp` member.
     fn from(body: McpServerAcp) -> Self {
-        Self::Acp(body)
+        Self::Acp(Box::new(body))
     }
 }
 
@@ -16718,11 +16760,11 @@ pub enum McpServer {
     /// HTTP transport configuration
     ///
     /// Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
-    Http(McpServerHttp),
+    Http(Box<McpServerHttp>),
     /// SSE transport configuration
     ///
     /// Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-    Sse(McpServerSse),
+    Sse(Box<McpServerSse>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -16732,7 +16774,7 @@ pub enum McpServer {
     /// Only available when the Agent capabilities indicate `mcp_capabilities.acp` is `true`.
     /// The MCP server is provided by an ACP component and communicates over the ACP channel.
     #[cfg(feature = "unstable")]
-    Acp(McpServerAcp),
+    Acp(Box<McpServerAcp>),
     /// Stdio transport configuration
     ///
     /// All Agents MUST support this transport.
@@ -16769,10 +16811,17 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "http" => McpServerHttp::deserialize(body).map(Self::Http),
-            "sse" => McpServerSse::deserialize(body).map(Self::Sse),
+            "http" => {
+                McpServerHttp::deserialize(body).map(|body| Self::Http(Box::new(body)))
+            }
+            "sse" => {
+                McpServerSse::deserialize(body).map(|body| Self::Sse(Box::new(body)))
+            }
+
             #[cfg(feature = "unstable")]
-            "acp" => McpServerAcp::deserialize(body).map(Self::Acp),
+            "acp" => {
+                McpServerAcp::deserialize(body).map(|body| Self::Acp(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -21330,7 +21379,7 @@ impl PlanUpdate {
 impl From<PlanItems> for PlanUpdateContent {
     /// The `items` member.
     fn from(body: PlanItems) -> Self {
-        Self::Items(body)
+        Self::Items(Box::new(body))
     }
 }
 
@@ -21338,7 +21387,7 @@ impl From<PlanItems> for PlanUpdateContent {
 impl From<PlanFile> for PlanUpdateContent {
     /// The `file` member.
     fn from(body: PlanFile) -> Self {
-        Self::File(body)
+        Self::File(Box::new(body))
     }
 }
 
@@ -21346,7 +21395,7 @@ impl From<PlanFile> for PlanUpdateContent {
 impl From<PlanMarkdown> for PlanUpdateContent {
     /// The `markdown` member.
     fn from(body: PlanMarkdown) -> Self {
-        Self::Markdown(body)
+        Self::Markdown(Box::new(body))
     }
 }
 
@@ -21359,11 +21408,11 @@ impl From<PlanMarkdown> for PlanUpdateContent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
-    Items(PlanItems),
+    Items(Box<PlanItems>),
     /// A URI pointing to a file containing the plan.
-    File(PlanFile),
+    File(Box<PlanFile>),
     /// Raw markdown content for the plan.
-    Markdown(PlanMarkdown),
+    Markdown(Box<PlanMarkdown>),
 }
 
 #[cfg(feature = "unstable")]
@@ -21391,9 +21440,14 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "items" => PlanItems::deserialize(body).map(Self::Items),
-            "file" => PlanFile::deserialize(body).map(Self::File),
-            "markdown" => PlanMarkdown::deserialize(body).map(Self::Markdown),
+            "items" => {
+                PlanItems::deserialize(body).map(|body| Self::Items(Box::new(body)))
+            }
+            "file" => PlanFile::deserialize(body).map(|body| Self::File(Box::new(body))),
+            "markdown" => {
+                PlanMarkdown::deserialize(body)
+                    .map(|body| Self::Markdown(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -31013,14 +31067,14 @@ impl SessionTitleCapabilities {
 impl From<ToolCall> for SessionUpdate {
     /// The `tool_call` member.
     fn from(body: ToolCall) -> Self {
-        Self::ToolCall(body)
+        Self::ToolCall(Box::new(body))
     }
 }
 
 impl From<ToolCallUpdate> for SessionUpdate {
     /// The `tool_call_update` member.
     fn from(body: ToolCallUpdate) -> Self {
-        Self::ToolCallUpdate(body)
+        Self::ToolCallUpdate(Box::new(body))
     }
 }
 
@@ -31071,28 +31125,28 @@ impl From<ConfigOptionUpdate> for SessionUpdate {
 impl From<SessionInfoUpdate> for SessionUpdate {
     /// The `session_info_update` member.
     fn from(body: SessionInfoUpdate) -> Self {
-        Self::SessionInfoUpdate(body)
+        Self::SessionInfoUpdate(Box::new(body))
     }
 }
 
 impl From<UsageUpdate> for SessionUpdate {
     /// The `usage_update` member.
     fn from(body: UsageUpdate) -> Self {
-        Self::UsageUpdate(body)
+        Self::UsageUpdate(Box::new(body))
     }
 }
 
 impl From<Notice> for SessionUpdate {
     /// The `notice` member.
     fn from(body: Notice) -> Self {
-        Self::Notice(body)
+        Self::Notice(Box::new(body))
     }
 }
 
 impl From<CompactionUpdate> for SessionUpdate {
     /// The `compaction_update` member.
     fn from(body: CompactionUpdate) -> Self {
-        Self::CompactionUpdate(body)
+        Self::CompactionUpdate(Box::new(body))
     }
 }
 
@@ -31107,7 +31161,7 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
 impl From<SubagentUpdate> for SessionUpdate {
     /// The `subagent_update` member.
     fn from(body: SubagentUpdate) -> Self {
-        Self::SubagentUpdate(body)
+        Self::SubagentUpdate(Box::new(body))
     }
 }
 
@@ -31115,7 +31169,7 @@ impl From<SubagentUpdate> for SessionUpdate {
 impl From<SessionMessage> for SessionUpdate {
     /// The `session_message` member.
     fn from(body: SessionMessage) -> Self {
-        Self::SessionMessage(body)
+        Self::SessionMessage(Box::new(body))
     }
 }
 
@@ -31130,7 +31184,7 @@ impl From<SessionMessageChunk> for SessionUpdate {
 impl From<ToolCallId> for SessionUpdate {
     /// A `tool_call_update` member holding this value.
     fn from(value: ToolCallId) -> Self {
-        Self::ToolCallUpdate(ToolCallUpdate::new(value))
+        Self::ToolCallUpdate(Box::new(ToolCallUpdate::new(value)))
     }
 }
 
@@ -31161,7 +31215,7 @@ impl From<SessionModeId> for SessionUpdate {
 impl From<SessionId> for SessionUpdate {
     /// A `subagent_update` member holding this value.
     fn from(value: SessionId) -> Self {
-        Self::SubagentUpdate(SubagentUpdate::new(value))
+        Self::SubagentUpdate(Box::new(SubagentUpdate::new(value)))
     }
 }
 
@@ -31169,7 +31223,7 @@ impl From<SessionId> for SessionUpdate {
 impl From<MessageId> for SessionUpdate {
     /// A `session_message` member holding this value.
     fn from(value: MessageId) -> Self {
-        Self::SessionMessage(SessionMessage::new(value))
+        Self::SessionMessage(Box::new(SessionMessage::new(value)))
     }
 }
 
@@ -31182,15 +31236,15 @@ impl From<MessageId> for SessionUpdate {
 #[non_exhaustive]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
-    UserMessageChunk(ContentChunk),
+    UserMessageChunk(Box<ContentChunk>),
     /// A chunk of the agent's response being streamed.
-    AgentMessageChunk(ContentChunk),
+    AgentMessageChunk(Box<ContentChunk>),
     /// A chunk of the agent's internal reasoning being streamed.
-    AgentThoughtChunk(ContentChunk),
+    AgentThoughtChunk(Box<ContentChunk>),
     /// Notification that a new tool call has been initiated.
-    ToolCall(ToolCall),
+    ToolCall(Box<ToolCall>),
     /// Update on the status or results of a tool call.
-    ToolCallUpdate(ToolCallUpdate),
+    ToolCallUpdate(Box<ToolCallUpdate>),
     /// The agent's execution plan for complex tasks.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     Plan(Plan),
@@ -31217,19 +31271,19 @@ pub enum SessionUpdate {
     /// Session configuration options have been updated.
     ConfigOptionUpdate(ConfigOptionUpdate),
     /// Session metadata has been updated (title, timestamps, custom metadata)
-    SessionInfoUpdate(SessionInfoUpdate),
+    SessionInfoUpdate(Box<SessionInfoUpdate>),
     /// Context window and cost update for the session.
-    UsageUpdate(UsageUpdate),
+    UsageUpdate(Box<UsageUpdate>),
     /// Information for the user that is not part of session history.
     ///
     /// Agents MUST only send this update when the Client advertised
     /// the `session.notices` Client capability.
-    Notice(Notice),
+    Notice(Box<Notice>),
     /// A context compaction has been created or updated.
     ///
     /// Agents MUST only send this update when the Client advertised
     /// the `session.compaction` Client capability.
-    CompactionUpdate(CompactionUpdate),
+    CompactionUpdate(Box<CompactionUpdate>),
     /// A content block appended to a context compaction's retained summary.
     ///
     /// Agents MUST only send this update when the Client advertised
@@ -31242,7 +31296,7 @@ pub enum SessionUpdate {
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
     #[cfg(feature = "unstable")]
-    SubagentUpdate(SubagentUpdate),
+    SubagentUpdate(Box<SubagentUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -31250,7 +31304,7 @@ pub enum SessionUpdate {
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
     #[cfg(feature = "unstable")]
-    SessionMessage(SessionMessage),
+    SessionMessage(Box<SessionMessage>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -31330,17 +31384,23 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
     ) -> Result<Self, D::Error> {
         match tag {
             "user_message_chunk" => {
-                ContentChunk::deserialize(body).map(Self::UserMessageChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::UserMessageChunk(Box::new(body)))
             }
             "agent_message_chunk" => {
-                ContentChunk::deserialize(body).map(Self::AgentMessageChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::AgentMessageChunk(Box::new(body)))
             }
             "agent_thought_chunk" => {
-                ContentChunk::deserialize(body).map(Self::AgentThoughtChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::AgentThoughtChunk(Box::new(body)))
             }
-            "tool_call" => ToolCall::deserialize(body).map(Self::ToolCall),
+            "tool_call" => {
+                ToolCall::deserialize(body).map(|body| Self::ToolCall(Box::new(body)))
+            }
             "tool_call_update" => {
-                ToolCallUpdate::deserialize(body).map(Self::ToolCallUpdate)
+                ToolCallUpdate::deserialize(body)
+                    .map(|body| Self::ToolCallUpdate(Box::new(body)))
             }
             "plan" => Plan::deserialize(body).map(Self::Plan),
             #[cfg(feature = "unstable")]
@@ -31358,12 +31418,19 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
                 ConfigOptionUpdate::deserialize(body).map(Self::ConfigOptionUpdate)
             }
             "session_info_update" => {
-                SessionInfoUpdate::deserialize(body).map(Self::SessionInfoUpdate)
+                SessionInfoUpdate::deserialize(body)
+                    .map(|body| Self::SessionInfoUpdate(Box::new(body)))
             }
-            "usage_update" => UsageUpdate::deserialize(body).map(Self::UsageUpdate),
-            "notice" => Notice::deserialize(body).map(Self::Notice),
+            "usage_update" => {
+                UsageUpdate::deserialize(body)
+                    .map(|body| Self::UsageUpdate(Box::new(body)))
+            }
+            "notice" => {
+                Notice::deserialize(body).map(|body| Self::Notice(Box::new(body)))
+            }
             "compaction_update" => {
-                CompactionUpdate::deserialize(body).map(Self::CompactionUpdate)
+                CompactionUpdate::deserialize(body)
+                    .map(|body| Self::CompactionUpdate(Box::new(body)))
             }
             "compaction_summary_chunk" => {
                 CompactionSummaryChunk::deserialize(body)
@@ -31372,12 +31439,14 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
 
             #[cfg(feature = "unstable")]
             "subagent_update" => {
-                SubagentUpdate::deserialize(body).map(Self::SubagentUpdate)
+                SubagentUpdate::deserialize(body)
+                    .map(|body| Self::SubagentUpdate(Box::new(body)))
             }
 
             #[cfg(feature = "unstable")]
             "session_message" => {
-                SessionMessage::deserialize(body).map(Self::SessionMessage)
+                SessionMessage::deserialize(body)
+                    .map(|body| Self::SessionMessage(Box::new(body)))
             }
 
             #[cfg(feature = "unstable")]
@@ -33057,7 +33126,7 @@ impl From<RunningStateUpdate> for StateUpdate {
 impl From<IdleStateUpdate> for StateUpdate {
     /// The `idle` member.
     fn from(body: IdleStateUpdate) -> Self {
-        Self::Idle(body)
+        Self::Idle(Box::new(body))
     }
 }
 
@@ -33093,7 +33162,7 @@ pub enum StateUpdate {
     /// Foreground work is in progress.
     Running(RunningStateUpdate),
     /// The child is ready to process another prompt.
-    Idle(IdleStateUpdate),
+    Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
     /// The Agent cannot currently determine foreground activity.
@@ -33140,7 +33209,9 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
     ) -> Result<Self, D::Error> {
         match tag {
             "running" => RunningStateUpdate::deserialize(body).map(Self::Running),
-            "idle" => IdleStateUpdate::deserialize(body).map(Self::Idle),
+            "idle" => {
+                IdleStateUpdate::deserialize(body).map(|body| Self::Idle(Box::new(body)))
+            }
             "requires_action" => {
                 RequiresActionStateUpdate::deserialize(body).map(Self::RequiresAction)
             }
@@ -36407,7 +36478,7 @@ impl From<Content> for ToolCallContent {
 impl From<Diff> for ToolCallContent {
     /// The `diff` member.
     fn from(body: Diff) -> Self {
-        Self::Diff(body)
+        Self::Diff(Box::new(body))
     }
 }
 
@@ -36443,7 +36514,7 @@ pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
     Content(Content),
     /// File modification shown as a diff.
-    Diff(Diff),
+    Diff(Box<Diff>),
     /// Embed a terminal created with `terminal/create` by its id.
     ///
     /// The terminal must be added before calling `terminal/release`.
@@ -36476,7 +36547,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
     ) -> Result<Self, D::Error> {
         match tag {
             "content" => Content::deserialize(body).map(Self::Content),
-            "diff" => Diff::deserialize(body).map(Self::Diff),
+            "diff" => Diff::deserialize(body).map(|body| Self::Diff(Box::new(body))),
             "terminal" => Terminal::deserialize(body).map(Self::Terminal),
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }

@@ -2337,14 +2337,14 @@ impl AuthAccount {
 impl From<AuthMethodTerminal> for AuthMethod {
     /// The `terminal` member.
     fn from(body: AuthMethodTerminal) -> Self {
-        Self::Terminal(body)
+        Self::Terminal(Box::new(body))
     }
 }
 
 impl From<AuthMethodAgent> for AuthMethod {
     /// The `agent` member.
     fn from(body: AuthMethodAgent) -> Self {
-        Self::Agent(body)
+        Self::Agent(Box::new(body))
     }
 }
 
@@ -2356,11 +2356,11 @@ impl From<AuthMethodAgent> for AuthMethod {
 pub enum AuthMethod {
     /// Client runs the configured agent program as a separate interactive
     /// process, without passing this method to `auth/login`.
-    Terminal(AuthMethodTerminal),
+    Terminal(Box<AuthMethodTerminal>),
     /// Agent handles authentication itself through `auth/login`.
     ///
     /// The `type` discriminator value is `agent`.
-    Agent(AuthMethodAgent),
+    Agent(Box<AuthMethodAgent>),
     /// Custom or future authentication method.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -2396,8 +2396,14 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "terminal" => AuthMethodTerminal::deserialize(body).map(Self::Terminal),
-            "agent" => AuthMethodAgent::deserialize(body).map(Self::Agent),
+            "terminal" => {
+                AuthMethodTerminal::deserialize(body)
+                    .map(|body| Self::Terminal(Box::new(body)))
+            }
+            "agent" => {
+                AuthMethodAgent::deserialize(body)
+                    .map(|body| Self::Agent(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -3632,7 +3638,7 @@ impl AuthStatusUpdateNotification {
 impl From<Command> for AvailableCommand {
     /// The `command` member.
     fn from(body: Command) -> Self {
-        Self::Command(body)
+        Self::Command(Box::new(body))
     }
 }
 
@@ -3643,7 +3649,7 @@ impl From<Command> for AvailableCommand {
 #[non_exhaustive]
 pub enum AvailableCommand {
     /// A slash command the user can invoke by including it in a prompt.
-    Command(Command),
+    Command(Box<Command>),
     /// Custom or future command kind.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -3679,7 +3685,9 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "command" => Command::deserialize(body).map(Self::Command),
+            "command" => {
+                Command::deserialize(body).map(|body| Self::Command(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -8477,56 +8485,56 @@ impl Content {
 impl From<TextContent> for ContentBlock {
     /// The `text` member.
     fn from(body: TextContent) -> Self {
-        Self::Text(body)
+        Self::Text(Box::new(body))
     }
 }
 
 impl From<ImageContent> for ContentBlock {
     /// The `image` member.
     fn from(body: ImageContent) -> Self {
-        Self::Image(body)
+        Self::Image(Box::new(body))
     }
 }
 
 impl From<AudioContent> for ContentBlock {
     /// The `audio` member.
     fn from(body: AudioContent) -> Self {
-        Self::Audio(body)
+        Self::Audio(Box::new(body))
     }
 }
 
 impl From<ResourceLink> for ContentBlock {
     /// The `resource_link` member.
     fn from(body: ResourceLink) -> Self {
-        Self::ResourceLink(body)
+        Self::ResourceLink(Box::new(body))
     }
 }
 
 impl From<EmbeddedResource> for ContentBlock {
     /// The `resource` member.
     fn from(body: EmbeddedResource) -> Self {
-        Self::Resource(body)
+        Self::Resource(Box::new(body))
     }
 }
 
 impl From<String> for ContentBlock {
     /// A `text` member holding this value.
     fn from(value: String) -> Self {
-        Self::Text(TextContent::new(value))
+        Self::Text(Box::new(TextContent::new(value)))
     }
 }
 
 impl From<&str> for ContentBlock {
     /// A `text` member holding this value.
     fn from(value: &str) -> Self {
-        Self::Text(TextContent::new(value))
+        Self::Text(Box::new(TextContent::new(value)))
     }
 }
 
 impl From<EmbeddedResourceResource> for ContentBlock {
     /// A `resource` member holding this value.
     fn from(value: EmbeddedResourceResource) -> Self {
-        Self::Resource(EmbeddedResource::new(value))
+        Self::Resource(Box::new(EmbeddedResource::new(value)))
     }
 }
 
@@ -8550,25 +8558,25 @@ pub enum ContentBlock {
     /// All agents MUST support text content blocks in prompts.
     /// Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     /// extensions.
-    Text(TextContent),
+    Text(Box<TextContent>),
     /// Images for visual context or analysis.
     ///
     /// Requires the `image` prompt capability when included in prompts.
-    Image(ImageContent),
+    Image(Box<ImageContent>),
     /// Audio data for transcription or analysis.
     ///
     /// Requires the `audio` prompt capability when included in prompts.
-    Audio(AudioContent),
+    Audio(Box<AudioContent>),
     /// References to resources that the receiver may be able to read.
     ///
     /// All agents MUST support resource links in prompts.
-    ResourceLink(ResourceLink),
+    ResourceLink(Box<ResourceLink>),
     /// Complete resource contents embedded directly in the message.
     ///
     /// Preferred for including context as it avoids extra round-trips.
     ///
     /// Requires the `embeddedContext` prompt capability when included in prompts.
-    Resource(EmbeddedResource),
+    Resource(Box<EmbeddedResource>),
     /// Custom or future content block.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -8615,11 +8623,23 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "text" => TextContent::deserialize(body).map(Self::Text),
-            "image" => ImageContent::deserialize(body).map(Self::Image),
-            "audio" => AudioContent::deserialize(body).map(Self::Audio),
-            "resource_link" => ResourceLink::deserialize(body).map(Self::ResourceLink),
-            "resource" => EmbeddedResource::deserialize(body).map(Self::Resource),
+            "text" => {
+                TextContent::deserialize(body).map(|body| Self::Text(Box::new(body)))
+            }
+            "image" => {
+                ImageContent::deserialize(body).map(|body| Self::Image(Box::new(body)))
+            }
+            "audio" => {
+                AudioContent::deserialize(body).map(|body| Self::Audio(Box::new(body)))
+            }
+            "resource_link" => {
+                ResourceLink::deserialize(body)
+                    .map(|body| Self::ResourceLink(Box::new(body)))
+            }
+            "resource" => {
+                EmbeddedResource::deserialize(body)
+                    .map(|body| Self::Resource(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -9131,14 +9151,14 @@ impl CreateElicitationRequest {
 impl From<ElicitationFormMode> for CreateElicitationRequestMode {
     /// The `form` member.
     fn from(body: ElicitationFormMode) -> Self {
-        Self::Form(body)
+        Self::Form(Box::new(body))
     }
 }
 
 impl From<ElicitationUrlMode> for CreateElicitationRequestMode {
     /// The `url` member.
     fn from(body: ElicitationUrlMode) -> Self {
-        Self::Url(body)
+        Self::Url(Box::new(body))
     }
 }
 
@@ -9155,9 +9175,9 @@ impl CreateElicitationRequestMode {
 #[non_exhaustive]
 pub enum CreateElicitationRequestMode {
     /// Form-based elicitation where the client renders a form from the provided schema.
-    Form(ElicitationFormMode),
+    Form(Box<ElicitationFormMode>),
     /// URL-based elicitation where the client directs the user to a URL.
-    Url(ElicitationUrlMode),
+    Url(Box<ElicitationUrlMode>),
     /// Custom or future elicitation mode.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -9193,8 +9213,14 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "form" => ElicitationFormMode::deserialize(body).map(Self::Form),
-            "url" => ElicitationUrlMode::deserialize(body).map(Self::Url),
+            "form" => {
+                ElicitationFormMode::deserialize(body)
+                    .map(|body| Self::Form(Box::new(body)))
+            }
+            "url" => {
+                ElicitationUrlMode::deserialize(body)
+                    .map(|body| Self::Url(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -9361,7 +9387,7 @@ impl CreateElicitationResponse {
 impl From<ElicitationAcceptAction> for CreateElicitationResponseAction {
     /// The `accept` member.
     fn from(body: ElicitationAcceptAction) -> Self {
-        Self::Accept(body)
+        Self::Accept(Box::new(body))
     }
 }
 
@@ -9382,7 +9408,7 @@ impl CreateElicitationResponseAction {
 #[non_exhaustive]
 pub enum CreateElicitationResponseAction {
     /// The user accepted and provided content.
-    Accept(ElicitationAcceptAction),
+    Accept(Box<ElicitationAcceptAction>),
     /// The user declined the elicitation.
     Decline,
     /// The elicitation was cancelled.
@@ -9423,7 +9449,10 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "accept" => ElicitationAcceptAction::deserialize(body).map(Self::Accept),
+            "accept" => {
+                ElicitationAcceptAction::deserialize(body)
+                    .map(|body| Self::Accept(Box::new(body)))
+            }
             "decline" => ::acp_support::union::unit_body(body).map(|()| Self::Decline),
             "cancel" => ::acp_support::union::unit_body(body).map(|()| Self::Cancel),
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
@@ -11667,42 +11696,42 @@ impl ::std::fmt::Display for ElicitationId {
 impl From<StringPropertySchema> for ElicitationPropertySchema {
     /// The `string` member.
     fn from(body: StringPropertySchema) -> Self {
-        Self::String(body)
+        Self::String(Box::new(body))
     }
 }
 
 impl From<NumberPropertySchema> for ElicitationPropertySchema {
     /// The `number` member.
     fn from(body: NumberPropertySchema) -> Self {
-        Self::Number(body)
+        Self::Number(Box::new(body))
     }
 }
 
 impl From<IntegerPropertySchema> for ElicitationPropertySchema {
     /// The `integer` member.
     fn from(body: IntegerPropertySchema) -> Self {
-        Self::Integer(body)
+        Self::Integer(Box::new(body))
     }
 }
 
 impl From<BooleanPropertySchema> for ElicitationPropertySchema {
     /// The `boolean` member.
     fn from(body: BooleanPropertySchema) -> Self {
-        Self::Boolean(body)
+        Self::Boolean(Box::new(body))
     }
 }
 
 impl From<MultiSelectPropertySchema> for ElicitationPropertySchema {
     /// The `array` member.
     fn from(body: MultiSelectPropertySchema) -> Self {
-        Self::Array(body)
+        Self::Array(Box::new(body))
     }
 }
 
 impl From<MultiSelectItems> for ElicitationPropertySchema {
     /// A `array` member holding this value.
     fn from(value: MultiSelectItems) -> Self {
-        Self::Array(MultiSelectPropertySchema::new(value))
+        Self::Array(Box::new(MultiSelectPropertySchema::new(value)))
     }
 }
 
@@ -11715,15 +11744,15 @@ impl From<MultiSelectItems> for ElicitationPropertySchema {
 #[non_exhaustive]
 pub enum ElicitationPropertySchema {
     /// String property (or single-select enum when `enum`/`oneOf` is set).
-    String(StringPropertySchema),
+    String(Box<StringPropertySchema>),
     /// Number (floating-point) property.
-    Number(NumberPropertySchema),
+    Number(Box<NumberPropertySchema>),
     /// Integer property.
-    Integer(IntegerPropertySchema),
+    Integer(Box<IntegerPropertySchema>),
     /// Boolean property.
-    Boolean(BooleanPropertySchema),
+    Boolean(Box<BooleanPropertySchema>),
     /// Multi-select array property.
-    Array(MultiSelectPropertySchema),
+    Array(Box<MultiSelectPropertySchema>),
     /// Custom or future elicitation property schema.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -11768,11 +11797,26 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "string" => StringPropertySchema::deserialize(body).map(Self::String),
-            "number" => NumberPropertySchema::deserialize(body).map(Self::Number),
-            "integer" => IntegerPropertySchema::deserialize(body).map(Self::Integer),
-            "boolean" => BooleanPropertySchema::deserialize(body).map(Self::Boolean),
-            "array" => MultiSelectPropertySchema::deserialize(body).map(Self::Array),
+            "string" => {
+                StringPropertySchema::deserialize(body)
+                    .map(|body| Self::String(Box::new(body)))
+            }
+            "number" => {
+                NumberPropertySchema::deserialize(body)
+                    .map(|body| Self::Number(Box::new(body)))
+            }
+            "integer" => {
+                IntegerPropertySchema::deserialize(body)
+                    .map(|body| Self::Integer(Box::new(body)))
+            }
+            "boolean" => {
+                BooleanPropertySchema::deserialize(body)
+                    .map(|body| Self::Boolean(Box::new(body)))
+            }
+            "array" => {
+                MultiSelectPropertySchema::deserialize(body)
+                    .map(|body| Self::Array(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -14741,7 +14785,7 @@ impl IdleStateUpdate {
 impl From<ErrorStopReason> for IdleStateUpdateStopReason {
     /// The `error` member.
     fn from(body: ErrorStopReason) -> Self {
-        Self::Error(body)
+        Self::Error(Box::new(body))
     }
 }
 
@@ -14795,7 +14839,7 @@ pub enum IdleStateUpdateStopReason {
     /// This includes pre-insertion foreground work. A prompt failure before
     /// insertion also requires an error response to `session/prompt`. After
     /// insertion, the prompt's response remains successful.
-    Error(ErrorStopReason),
+    Error(Box<ErrorStopReason>),
     /// Custom or future stop reason.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -14852,7 +14896,10 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
             "cancelled" => {
                 ::acp_support::union::unit_body(body).map(|()| Self::Cancelled)
             }
-            "error" => ErrorStopReason::deserialize(body).map(Self::Error),
+            "error" => {
+                ErrorStopReason::deserialize(body)
+                    .map(|body| Self::Error(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -18056,7 +18103,7 @@ impl ::std::fmt::Display for McpRequestId {
 impl From<McpServerHttp> for McpServer {
     /// The `http` member.
     fn from(body: McpServerHttp) -> Self {
-        Self::Http(body)
+        Self::Http(Box::new(body))
     }
 }
 
@@ -18064,14 +18111,14 @@ impl From<McpServerHttp> for McpServer {
 impl From<McpServerAcp> for McpServer {
     /// The `acp` member.
     fn from(body: McpServerAcp) -> Self {
-        Self::Acp(body)
+        Self::Acp(Box::new(body))
     }
 }
 
 impl From<McpServerStdio> for McpServer {
     /// The `stdio` member.
     fn from(body: McpServerStdio) -> Self {
-        Self::Stdio(body)
+        Self::Stdio(Box::new(body))
     }
 }
 
@@ -18087,7 +18134,7 @@ pub enum McpServer {
     /// HTTP transport configuration
     ///
     /// Only available when the Agent capabilities include `session.mcp.http`.
-    Http(McpServerHttp),
+    Http(Box<McpServerHttp>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -18097,11 +18144,11 @@ pub enum McpServer {
     /// Only available when the Agent capabilities include `session.mcp.acp`.
     /// The MCP server is provided by an ACP component and communicates over the ACP channel.
     #[cfg(feature = "unstable")]
-    Acp(McpServerAcp),
+    Acp(Box<McpServerAcp>),
     /// Stdio transport configuration
     ///
     /// Only available when the Agent capabilities include `session.mcp.stdio`.
-    Stdio(McpServerStdio),
+    Stdio(Box<McpServerStdio>),
     /// Custom or future MCP server transport configuration.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -18145,10 +18192,17 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "http" => McpServerHttp::deserialize(body).map(Self::Http),
+            "http" => {
+                McpServerHttp::deserialize(body).map(|body| Self::Http(Box::new(body)))
+            }
+
             #[cfg(feature = "unstable")]
-            "acp" => McpServerAcp::deserialize(body).map(Self::Acp),
-            "stdio" => McpServerStdio::deserialize(body).map(Self::Stdio),
+            "acp" => {
+                McpServerAcp::deserialize(body).map(|body| Self::Acp(Box::new(body)))
+            }
+            "stdio" => {
+                McpServerStdio::deserialize(body).map(|body| Self::Stdio(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -22540,7 +22594,7 @@ impl PlanUpdate {
 impl From<PlanItems> for PlanUpdateContent {
     /// The `items` member.
     fn from(body: PlanItems) -> Self {
-        Self::Items(body)
+        Self::Items(Box::new(body))
     }
 }
 
@@ -22548,7 +22602,7 @@ impl From<PlanItems> for PlanUpdateContent {
 impl From<PlanFile> for PlanUpdateContent {
     /// The `file` member.
     fn from(body: PlanFile) -> Self {
-        Self::File(body)
+        Self::File(Box::new(body))
     }
 }
 
@@ -22556,7 +22610,7 @@ impl From<PlanFile> for PlanUpdateContent {
 impl From<PlanMarkdown> for PlanUpdateContent {
     /// The `markdown` member.
     fn from(body: PlanMarkdown) -> Self {
-        Self::Markdown(body)
+        Self::Markdown(Box::new(body))
     }
 }
 
@@ -22565,21 +22619,21 @@ impl From<PlanMarkdown> for PlanUpdateContent {
 #[non_exhaustive]
 pub enum PlanUpdateContent {
     /// Structured plan entries.
-    Items(PlanItems),
+    Items(Box<PlanItems>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
     /// A URI pointing to a file containing the plan.
     #[cfg(feature = "unstable")]
-    File(PlanFile),
+    File(Box<PlanFile>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
     /// Raw markdown content for the plan.
     #[cfg(feature = "unstable")]
-    Markdown(PlanMarkdown),
+    Markdown(Box<PlanMarkdown>),
     /// Custom or future plan update content.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -22625,11 +22679,17 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "items" => PlanItems::deserialize(body).map(Self::Items),
+            "items" => {
+                PlanItems::deserialize(body).map(|body| Self::Items(Box::new(body)))
+            }
+
             #[cfg(feature = "unstable")]
-            "file" => PlanFile::deserialize(body).map(Self::File),
+            "file" => PlanFile::deserialize(body).map(|body| Self::File(Box::new(body))),
             #[cfg(feature = "unstable")]
-            "markdown" => PlanMarkdown::deserialize(body).map(Self::Markdown),
+            "markdown" => {
+                PlanMarkdown::deserialize(body)
+                    .map(|body| Self::Markdown(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -25491,21 +25551,21 @@ impl RequestPermissionResponse {
 impl From<ToolCallPermissionSubject> for RequestPermissionSubject {
     /// The `tool_call` member.
     fn from(body: ToolCallPermissionSubject) -> Self {
-        Self::ToolCall(body)
+        Self::ToolCall(Box::new(body))
     }
 }
 
 impl From<CommandPermissionSubject> for RequestPermissionSubject {
     /// The `command` member.
     fn from(body: CommandPermissionSubject) -> Self {
-        Self::Command(body)
+        Self::Command(Box::new(body))
     }
 }
 
 impl From<ToolCallUpdate> for RequestPermissionSubject {
     /// A `tool_call` member holding this value.
     fn from(value: ToolCallUpdate) -> Self {
-        Self::ToolCall(ToolCallPermissionSubject::new(value))
+        Self::ToolCall(Box::new(ToolCallPermissionSubject::new(value)))
     }
 }
 
@@ -25514,9 +25574,9 @@ impl From<ToolCallUpdate> for RequestPermissionSubject {
 #[non_exhaustive]
 pub enum RequestPermissionSubject {
     /// Permission is requested before executing a tool call.
-    ToolCall(ToolCallPermissionSubject),
+    ToolCall(Box<ToolCallPermissionSubject>),
     /// Permission is requested before running a command.
-    Command(CommandPermissionSubject),
+    Command(Box<CommandPermissionSubject>),
     /// Custom or future permission subject.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -25554,9 +25614,13 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
     ) -> Result<Self, D::Error> {
         match tag {
             "tool_call" => {
-                ToolCallPermissionSubject::deserialize(body).map(Self::ToolCall)
+                ToolCallPermissionSubject::deserialize(body)
+                    .map(|body| Self::ToolCall(Box::new(body)))
             }
-            "command" => CommandPermissionSubject::deserialize(body).map(Self::Command),
+            "command" => {
+                CommandPermissionSubject::deserialize(body)
+                    .map(|body| Self::Command(Box::new(body)))
+            }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
     }
@@ -31836,63 +31900,63 @@ impl SessionTitleCapabilities {
 impl From<UserMessage> for SessionUpdate {
     /// The `user_message` member.
     fn from(body: UserMessage) -> Self {
-        Self::UserMessage(body)
+        Self::UserMessage(Box::new(body))
     }
 }
 
 impl From<AgentMessage> for SessionUpdate {
     /// The `agent_message` member.
     fn from(body: AgentMessage) -> Self {
-        Self::AgentMessage(body)
+        Self::AgentMessage(Box::new(body))
     }
 }
 
 impl From<AgentThought> for SessionUpdate {
     /// The `agent_thought` member.
     fn from(body: AgentThought) -> Self {
-        Self::AgentThought(body)
+        Self::AgentThought(Box::new(body))
     }
 }
 
 impl From<StateUpdate> for SessionUpdate {
     /// The `state_update` member.
     fn from(body: StateUpdate) -> Self {
-        Self::StateUpdate(body)
+        Self::StateUpdate(Box::new(body))
     }
 }
 
 impl From<ToolCallContentChunk> for SessionUpdate {
     /// The `tool_call_content_chunk` member.
     fn from(body: ToolCallContentChunk) -> Self {
-        Self::ToolCallContentChunk(body)
+        Self::ToolCallContentChunk(Box::new(body))
     }
 }
 
 impl From<ToolCallUpdate> for SessionUpdate {
     /// The `tool_call_update` member.
     fn from(body: ToolCallUpdate) -> Self {
-        Self::ToolCallUpdate(body)
+        Self::ToolCallUpdate(Box::new(body))
     }
 }
 
 impl From<TerminalUpdate> for SessionUpdate {
     /// The `terminal_update` member.
     fn from(body: TerminalUpdate) -> Self {
-        Self::TerminalUpdate(body)
+        Self::TerminalUpdate(Box::new(body))
     }
 }
 
 impl From<TerminalOutputChunk> for SessionUpdate {
     /// The `terminal_output_chunk` member.
     fn from(body: TerminalOutputChunk) -> Self {
-        Self::TerminalOutputChunk(body)
+        Self::TerminalOutputChunk(Box::new(body))
     }
 }
 
 impl From<PlanUpdate> for SessionUpdate {
     /// The `plan_update` member.
     fn from(body: PlanUpdate) -> Self {
-        Self::PlanUpdate(body)
+        Self::PlanUpdate(Box::new(body))
     }
 }
 
@@ -31921,35 +31985,35 @@ impl From<ConfigOptionUpdate> for SessionUpdate {
 impl From<SessionInfoUpdate> for SessionUpdate {
     /// The `session_info_update` member.
     fn from(body: SessionInfoUpdate) -> Self {
-        Self::SessionInfoUpdate(body)
+        Self::SessionInfoUpdate(Box::new(body))
     }
 }
 
 impl From<UsageUpdate> for SessionUpdate {
     /// The `usage_update` member.
     fn from(body: UsageUpdate) -> Self {
-        Self::UsageUpdate(body)
+        Self::UsageUpdate(Box::new(body))
     }
 }
 
 impl From<Notice> for SessionUpdate {
     /// The `notice` member.
     fn from(body: Notice) -> Self {
-        Self::Notice(body)
+        Self::Notice(Box::new(body))
     }
 }
 
 impl From<CompactionUpdate> for SessionUpdate {
     /// The `compaction_update` member.
     fn from(body: CompactionUpdate) -> Self {
-        Self::CompactionUpdate(body)
+        Self::CompactionUpdate(Box::new(body))
     }
 }
 
 impl From<CompactionSummaryChunk> for SessionUpdate {
     /// The `compaction_summary_chunk` member.
     fn from(body: CompactionSummaryChunk) -> Self {
-        Self::CompactionSummaryChunk(body)
+        Self::CompactionSummaryChunk(Box::new(body))
     }
 }
 
@@ -31957,7 +32021,7 @@ impl From<CompactionSummaryChunk> for SessionUpdate {
 impl From<SubagentUpdate> for SessionUpdate {
     /// The `subagent_update` member.
     fn from(body: SubagentUpdate) -> Self {
-        Self::SubagentUpdate(body)
+        Self::SubagentUpdate(Box::new(body))
     }
 }
 
@@ -31965,7 +32029,7 @@ impl From<SubagentUpdate> for SessionUpdate {
 impl From<SessionMessage> for SessionUpdate {
     /// The `session_message` member.
     fn from(body: SessionMessage) -> Self {
-        Self::SessionMessage(body)
+        Self::SessionMessage(Box::new(body))
     }
 }
 
@@ -31973,28 +32037,28 @@ impl From<SessionMessage> for SessionUpdate {
 impl From<SessionMessageChunk> for SessionUpdate {
     /// The `session_message_chunk` member.
     fn from(body: SessionMessageChunk) -> Self {
-        Self::SessionMessageChunk(body)
+        Self::SessionMessageChunk(Box::new(body))
     }
 }
 
 impl From<ToolCallId> for SessionUpdate {
     /// A `tool_call_update` member holding this value.
     fn from(value: ToolCallId) -> Self {
-        Self::ToolCallUpdate(ToolCallUpdate::new(value))
+        Self::ToolCallUpdate(Box::new(ToolCallUpdate::new(value)))
     }
 }
 
 impl From<TerminalId> for SessionUpdate {
     /// A `terminal_update` member holding this value.
     fn from(value: TerminalId) -> Self {
-        Self::TerminalUpdate(TerminalUpdate::new(value))
+        Self::TerminalUpdate(Box::new(TerminalUpdate::new(value)))
     }
 }
 
 impl From<PlanUpdateContent> for SessionUpdate {
     /// A `plan_update` member holding this value.
     fn from(value: PlanUpdateContent) -> Self {
-        Self::PlanUpdate(PlanUpdate::new(value))
+        Self::PlanUpdate(Box::new(PlanUpdate::new(value)))
     }
 }
 
@@ -32010,7 +32074,7 @@ impl From<PlanId> for SessionUpdate {
 impl From<SessionId> for SessionUpdate {
     /// A `subagent_update` member holding this value.
     fn from(value: SessionId) -> Self {
-        Self::SubagentUpdate(SubagentUpdate::new(value))
+        Self::SubagentUpdate(Box::new(SubagentUpdate::new(value)))
     }
 }
 
@@ -32023,42 +32087,42 @@ impl From<SessionId> for SessionUpdate {
 #[non_exhaustive]
 pub enum SessionUpdate {
     /// A chunk of the user's message being streamed.
-    UserMessageChunk(ContentChunk),
+    UserMessageChunk(Box<ContentChunk>),
     /// A user message has been created or updated.
     ///
     /// Agents can send this when they accept or replay a user message. When a
     /// client receives another `user_message` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
-    UserMessage(UserMessage),
+    UserMessage(Box<UserMessage>),
     /// A chunk of the agent's response being streamed.
-    AgentMessageChunk(ContentChunk),
+    AgentMessageChunk(Box<ContentChunk>),
     /// An agent message has been created or updated.
     ///
     /// Agents can send this in addition to streamed chunks. When a client
     /// receives another `agent_message` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
-    AgentMessage(AgentMessage),
+    AgentMessage(Box<AgentMessage>),
     /// A chunk of the agent's internal reasoning being streamed.
-    AgentThoughtChunk(ContentChunk),
+    AgentThoughtChunk(Box<ContentChunk>),
     /// An agent thought or reasoning message has been created or updated.
     ///
     /// Agents can send this in addition to streamed chunks. When a client
     /// receives another `agent_thought` update with the same `messageId`,
     /// fields in the new update patch the previous fields for that message.
-    AgentThought(AgentThought),
+    AgentThought(Box<AgentThought>),
     /// A snapshot of the session's aggregate foreground activity.
-    StateUpdate(StateUpdate),
+    StateUpdate(Box<StateUpdate>),
     /// A chunk of tool-call content being streamed.
-    ToolCallContentChunk(ToolCallContentChunk),
+    ToolCallContentChunk(Box<ToolCallContentChunk>),
     /// A tool call has been created or updated.
-    ToolCallUpdate(ToolCallUpdate),
+    ToolCallUpdate(Box<ToolCallUpdate>),
     /// An agent-owned terminal has been created or updated.
-    TerminalUpdate(TerminalUpdate),
+    TerminalUpdate(Box<TerminalUpdate>),
     /// A chunk of bytes appended to an agent-owned terminal's output.
-    TerminalOutputChunk(TerminalOutputChunk),
+    TerminalOutputChunk(Box<TerminalOutputChunk>),
     /// A content update for a plan identified by ID.
     /// See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
-    PlanUpdate(PlanUpdate),
+    PlanUpdate(Box<PlanUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -32071,18 +32135,18 @@ pub enum SessionUpdate {
     /// Session configuration options have been updated.
     ConfigOptionUpdate(ConfigOptionUpdate),
     /// Session metadata has been updated (title, timestamps, custom metadata)
-    SessionInfoUpdate(SessionInfoUpdate),
+    SessionInfoUpdate(Box<SessionInfoUpdate>),
     /// Context window and cost update for the session.
-    UsageUpdate(UsageUpdate),
+    UsageUpdate(Box<UsageUpdate>),
     /// Information for the user that is not part of session history.
     ///
     /// No Client capability is required. Clients that do not understand or
     /// present notices may ignore them.
-    Notice(Notice),
+    Notice(Box<Notice>),
     /// A context compaction has been created or updated.
-    CompactionUpdate(CompactionUpdate),
+    CompactionUpdate(Box<CompactionUpdate>),
     /// A content block appended to a context compaction's retained summary.
-    CompactionSummaryChunk(CompactionSummaryChunk),
+    CompactionSummaryChunk(Box<CompactionSummaryChunk>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -32090,7 +32154,7 @@ pub enum SessionUpdate {
     /// Announces a child session created and owned by this session, or updates
     /// that ownership association's metadata.
     #[cfg(feature = "unstable")]
-    SubagentUpdate(SubagentUpdate),
+    SubagentUpdate(Box<SubagentUpdate>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -32098,14 +32162,14 @@ pub enum SessionUpdate {
     /// A message upsert observed in this session's transcript, sent to or
     /// received from another session.
     #[cfg(feature = "unstable")]
-    SessionMessage(SessionMessage),
+    SessionMessage(Box<SessionMessage>),
     /// **UNSTABLE**
     ///
     /// This capability is not part of the spec yet, and may be removed or changed at any point.
     ///
     /// One content block appended to a sent or received session message.
     #[cfg(feature = "unstable")]
-    SessionMessageChunk(SessionMessageChunk),
+    SessionMessageChunk(Box<SessionMessageChunk>),
     /// Custom or future session update.
     ///
     /// Values beginning with `_` are reserved for implementation-specific
@@ -32195,31 +32259,54 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
     ) -> Result<Self, D::Error> {
         match tag {
             "user_message_chunk" => {
-                ContentChunk::deserialize(body).map(Self::UserMessageChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::UserMessageChunk(Box::new(body)))
             }
-            "user_message" => UserMessage::deserialize(body).map(Self::UserMessage),
+            "user_message" => {
+                UserMessage::deserialize(body)
+                    .map(|body| Self::UserMessage(Box::new(body)))
+            }
             "agent_message_chunk" => {
-                ContentChunk::deserialize(body).map(Self::AgentMessageChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::AgentMessageChunk(Box::new(body)))
             }
-            "agent_message" => AgentMessage::deserialize(body).map(Self::AgentMessage),
+            "agent_message" => {
+                AgentMessage::deserialize(body)
+                    .map(|body| Self::AgentMessage(Box::new(body)))
+            }
             "agent_thought_chunk" => {
-                ContentChunk::deserialize(body).map(Self::AgentThoughtChunk)
+                ContentChunk::deserialize(body)
+                    .map(|body| Self::AgentThoughtChunk(Box::new(body)))
             }
-            "agent_thought" => AgentThought::deserialize(body).map(Self::AgentThought),
-            "state_update" => StateUpdate::deserialize(body).map(Self::StateUpdate),
+            "agent_thought" => {
+                AgentThought::deserialize(body)
+                    .map(|body| Self::AgentThought(Box::new(body)))
+            }
+            "state_update" => {
+                StateUpdate::deserialize(body)
+                    .map(|body| Self::StateUpdate(Box::new(body)))
+            }
             "tool_call_content_chunk" => {
-                ToolCallContentChunk::deserialize(body).map(Self::ToolCallContentChunk)
+                ToolCallContentChunk::deserialize(body)
+                    .map(|body| Self::ToolCallContentChunk(Box::new(body)))
             }
             "tool_call_update" => {
-                ToolCallUpdate::deserialize(body).map(Self::ToolCallUpdate)
+                ToolCallUpdate::deserialize(body)
+                    .map(|body| Self::ToolCallUpdate(Box::new(body)))
             }
             "terminal_update" => {
-                TerminalUpdate::deserialize(body).map(Self::TerminalUpdate)
+                TerminalUpdate::deserialize(body)
+                    .map(|body| Self::TerminalUpdate(Box::new(body)))
             }
             "terminal_output_chunk" => {
-                TerminalOutputChunk::deserialize(body).map(Self::TerminalOutputChunk)
+                TerminalOutputChunk::deserialize(body)
+                    .map(|body| Self::TerminalOutputChunk(Box::new(body)))
             }
-            "plan_update" => PlanUpdate::deserialize(body).map(Self::PlanUpdate),
+            "plan_update" => {
+                PlanUpdate::deserialize(body)
+                    .map(|body| Self::PlanUpdate(Box::new(body)))
+            }
+
             #[cfg(feature = "unstable")]
             "plan_removed" => PlanRemoved::deserialize(body).map(Self::PlanRemoved),
             "available_commands_update" => {
@@ -32230,31 +32317,41 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
                 ConfigOptionUpdate::deserialize(body).map(Self::ConfigOptionUpdate)
             }
             "session_info_update" => {
-                SessionInfoUpdate::deserialize(body).map(Self::SessionInfoUpdate)
+                SessionInfoUpdate::deserialize(body)
+                    .map(|body| Self::SessionInfoUpdate(Box::new(body)))
             }
-            "usage_update" => UsageUpdate::deserialize(body).map(Self::UsageUpdate),
-            "notice" => Notice::deserialize(body).map(Self::Notice),
+            "usage_update" => {
+                UsageUpdate::deserialize(body)
+                    .map(|body| Self::UsageUpdate(Box::new(body)))
+            }
+            "notice" => {
+                Notice::deserialize(body).map(|body| Self::Notice(Box::new(body)))
+            }
             "compaction_update" => {
-                CompactionUpdate::deserialize(body).map(Self::CompactionUpdate)
+                CompactionUpdate::deserialize(body)
+                    .map(|body| Self::CompactionUpdate(Box::new(body)))
             }
             "compaction_summary_chunk" => {
                 CompactionSummaryChunk::deserialize(body)
-                    .map(Self::CompactionSummaryChunk)
+                    .map(|body| Self::CompactionSummaryChunk(Box::new(body)))
             }
 
             #[cfg(feature = "unstable")]
             "subagent_update" => {
-                SubagentUpdate::deserialize(body).map(Self::SubagentUpdate)
+                SubagentUpdate::deserialize(body)
+                    .map(|body| Self::SubagentUpdate(Box::new(body)))
             }
 
             #[cfg(feature = "unstable")]
             "session_message" => {
-                SessionMessage::deserialize(body).map(Self::SessionMessage)
+                SessionMessage::deserialize(body)
+                    .map(|body| Self::SessionMessage(Box::new(body)))
             }
 
             #[cfg(feature = "unstable")]
             "session_message_chunk" => {
-                SessionMessageChunk::deserialize(body).map(Self::SessionMessageChunk)
+                SessionMessageChunk::deserialize(body)
+                    .map(|body| Self::SessionMessageChunk(Box::new(body)))
             }
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }
@@ -33720,7 +33817,7 @@ impl From<RunningStateUpdate> for StateUpdate {
 impl From<IdleStateUpdate> for StateUpdate {
     /// The `idle` member.
     fn from(body: IdleStateUpdate) -> Self {
-        Self::Idle(body)
+        Self::Idle(Box::new(body))
     }
 }
 
@@ -33785,7 +33882,7 @@ pub enum StateUpdate {
     /// Foreground work is in progress.
     Running(RunningStateUpdate),
     /// No foreground work is active. Background activity may continue.
-    Idle(IdleStateUpdate),
+    Idle(Box<IdleStateUpdate>),
     /// Foreground work is blocked on user action.
     RequiresAction(RequiresActionStateUpdate),
     /// **UNSTABLE**
@@ -33843,7 +33940,9 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
     ) -> Result<Self, D::Error> {
         match tag {
             "running" => RunningStateUpdate::deserialize(body).map(Self::Running),
-            "idle" => IdleStateUpdate::deserialize(body).map(Self::Idle),
+            "idle" => {
+                IdleStateUpdate::deserialize(body).map(|body| Self::Idle(Box::new(body)))
+            }
             "requires_action" => {
                 RequiresActionStateUpdate::deserialize(body).map(Self::RequiresAction)
             }
@@ -37849,14 +37948,14 @@ impl ToolCallCapabilities {
 impl From<Content> for ToolCallContent {
     /// The `content` member.
     fn from(body: Content) -> Self {
-        Self::Content(body)
+        Self::Content(Box::new(body))
     }
 }
 
 impl From<Diff> for ToolCallContent {
     /// The `diff` member.
     fn from(body: Diff) -> Self {
-        Self::Diff(body)
+        Self::Diff(Box::new(body))
     }
 }
 
@@ -37870,7 +37969,7 @@ impl From<Terminal> for ToolCallContent {
 impl From<ContentBlock> for ToolCallContent {
     /// A `content` member holding this value.
     fn from(value: ContentBlock) -> Self {
-        Self::Content(Content::new(value))
+        Self::Content(Box::new(Content::new(value)))
     }
 }
 
@@ -37891,9 +37990,9 @@ impl From<TerminalId> for ToolCallContent {
 #[non_exhaustive]
 pub enum ToolCallContent {
     /// Standard content block (text, images, resources).
-    Content(Content),
+    Content(Box<Content>),
     /// File modification shown as a diff.
-    Diff(Diff),
+    Diff(Box<Diff>),
     /// A display-only reference to an agent-owned terminal.
     Terminal(Terminal),
     /// Custom or future tool call content.
@@ -37932,8 +38031,10 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         body: D,
     ) -> Result<Self, D::Error> {
         match tag {
-            "content" => Content::deserialize(body).map(Self::Content),
-            "diff" => Diff::deserialize(body).map(Self::Diff),
+            "content" => {
+                Content::deserialize(body).map(|body| Self::Content(Box::new(body)))
+            }
+            "diff" => Diff::deserialize(body).map(|body| Self::Diff(Box::new(body))),
             "terminal" => Terminal::deserialize(body).map(Self::Terminal),
             other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
         }

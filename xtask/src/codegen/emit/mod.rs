@@ -3,6 +3,7 @@
 mod enums;
 mod methods;
 pub mod registry;
+mod sizes;
 mod structs;
 mod unions;
 mod visitor;
@@ -33,6 +34,7 @@ pub fn module(module: &Module) -> TokenStream {
             _ => None,
         })
         .collect();
+    let sizes = sizes::estimate(module);
     let defs: Vec<TokenStream> = module
         .defs
         .iter()
@@ -41,6 +43,7 @@ pub fn module(module: &Module) -> TokenStream {
                 eq: eq.contains(d.name.as_str()),
                 flattened: flattened.contains(d.name.as_str()),
                 structs: &structs,
+                sizes: &sizes,
             };
             def(d, &shape)
         })
@@ -139,6 +142,8 @@ struct Shape<'a> {
     flattened: bool,
     /// Every struct, by name (for conversions through a member's payload).
     structs: &'a BTreeMap<&'a str, &'a Struct>,
+    /// The estimated size of every type, for boxing large union members.
+    sizes: &'a BTreeMap<&'a str, usize>,
 }
 
 fn def(def: &Def, shape: &Shape) -> TokenStream {
@@ -151,7 +156,10 @@ fn def(def: &Def, shape: &Shape) -> TokenStream {
         DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
         DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
-        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq, flattened, shape.structs),
+        DefKind::Tagged(u) => {
+            let boxed = |body: &str| shape.sizes.get(body).copied().unwrap_or(0) > sizes::BOX_ABOVE;
+            unions::tagged(def, u, docs, eq, flattened, shape.structs, &boxed)
+        }
         DefKind::Untagged(members) => unions::untagged(def, members, docs, eq, flattened),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
     };

@@ -15,7 +15,12 @@ use crate::codegen::ir::{Def, Presence, Struct, TaggedUnion, TaggedVariant, Ty, 
 /// `From<Value>` where a member's payload is a struct with a single required property
 /// (`ToolCallContent::from(ContentBlock)` through `Content`, `ContentBlock::from("text")` through
 /// `TextContent`), when that value type leads to one member only.
-fn payload_froms(name: &Ident, u: &TaggedUnion, structs: &BTreeMap<&str, &Struct>) -> TokenStream {
+fn payload_froms(
+    name: &Ident,
+    u: &TaggedUnion,
+    structs: &BTreeMap<&str, &Struct>,
+    boxed: &dyn Fn(&str) -> bool,
+) -> TokenStream {
     let mut froms = Vec::new();
     let untagged = u.untagged.as_ref().map(|(_, ty)| rust_type(ty).to_string());
     let direct: Vec<&str> = u
@@ -37,12 +42,17 @@ fn payload_froms(name: &Ident, u: &TaggedUnion, structs: &BTreeMap<&str, &Struct
         let rust_name = ident(&v.rust_name);
         let doc = format!(" The `{}` member.", v.value);
         let cfg = gate(v.unstable);
+        let wrap = if boxed(body) {
+            quote!(Box::new(body))
+        } else {
+            quote!(body)
+        };
         froms.push(quote! {
             #cfg
             impl From<#body_ident> for #name {
                 #[doc = #doc]
                 fn from(body: #body_ident) -> Self {
-                    Self::#rust_name(body)
+                    Self::#rust_name(#wrap)
                 }
             }
         });
@@ -78,6 +88,11 @@ fn payload_froms(name: &Ident, u: &TaggedUnion, structs: &BTreeMap<&str, &Struct
         let rust_name = ident(&v.rust_name);
         let cfg = gate(v.unstable);
         let doc = format!(" A `{}` member holding this value.", v.value);
+        let wrap = if boxed(body) {
+            quote!(Box::new(#body_ident::new(value)))
+        } else {
+            quote!(#body_ident::new(value))
+        };
         let sources = if source == "String" {
             vec![quote!(String), quote!(&str)]
         } else {
@@ -90,7 +105,7 @@ fn payload_froms(name: &Ident, u: &TaggedUnion, structs: &BTreeMap<&str, &Struct
                 impl From<#source> for #name {
                     #[doc = #doc]
                     fn from(value: #source) -> Self {
-                        Self::#rust_name(#body_ident::new(value))
+                        Self::#rust_name(#wrap)
                     }
                 }
             });
@@ -107,6 +122,7 @@ pub fn tagged(
     eq: TokenStream,
     flattened: bool,
     structs: &BTreeMap<&str, &Struct>,
+    boxed: &dyn Fn(&str) -> bool,
 ) -> TokenStream {
     let name = ident(&def.name);
     let type_name = &def.name;
@@ -121,6 +137,15 @@ pub fn tagged(
         let d = docs(v.docs.as_deref(), &format!("`{tag}: \"{value}\"`."));
         let cfg = gate(v.unstable);
         match &v.body {
+            Some(body) if boxed(body) => {
+                let body = ident(body);
+                variants.push(quote!(#d #cfg #rust_name(Box<#body>),));
+                decode_arms.push(quote! {
+                    #cfg #value => #body::deserialize(body).map(|body| Self::#rust_name(Box::new(body))),
+                });
+                encode_arms.push(quote!(#cfg Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
+                tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
+            }
             Some(body) => {
                 let body = ident(body);
                 variants.push(quote!(#d #cfg #rust_name(#body),));
@@ -148,7 +173,7 @@ pub fn tagged(
             quote!(#cfg #value)
         })
         .collect();
-    let froms = payload_froms(&name, u, structs);
+    let froms = payload_froms(&name, u, structs, boxed);
     let mut hooks = Vec::new();
     if let Some(fallback) = &u.fallback {
         let rust_name = ident(&fallback.rust_name);
