@@ -483,3 +483,40 @@ async fn close_ends_the_turn_and_answers_queued_prompts_32800() {
         .expect_err("closed");
     assert_eq!(err.code(), -32800);
 }
+
+/// A `session/cancel` handled after a prompt took the turn but before its handler began it (the
+/// reader lets the cancel through once the prompt is queued) cancels that turn: the prompt is
+/// acknowledged and its turn ends `cancelled`, never refused `-32800` with no `idle` (which left
+/// a client waiting for the end of a turn that had been answered). Seen under load in
+/// `acp-reference`'s `cancel_right_after_prompt_always_cancels_it`, about once in 24 runs.
+#[tokio::test]
+async fn a_cancel_between_queueing_and_beginning_cancels_the_turn() {
+    let client = FoldingClient::default();
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(client_io);
+    let _client = Connection::spawn(read, write, client.clone(), ConnectionOptions::default());
+    let (read, write) = tokio::io::split(agent_io);
+    let agent = ScriptedAgent::new(BusyPolicy::Queue);
+    let (connection, _) = Connection::spawn(read, write, agent, ConnectionOptions::default());
+    let session = AgentSession::new(connection, "sess_1", BusyPolicy::Queue);
+    let queued = session.queue_prompt().expect("queued");
+    assert!(!queued.is_held(), "nothing runs: the prompt takes the turn");
+    session.cancel();
+    let turn = queued
+        .begin(vec![ContentBlock::from(TextContent::new("slow"))])
+        .await
+        .expect("the prompt that took the turn begins, cancelled");
+    assert!(turn.is_cancelled());
+    turn.end(IdleStateUpdateStopReason::Cancelled)
+        .await
+        .expect("ends");
+    client.wait_for_idle(1).await;
+    assert_eq!(
+        client.kinds(),
+        [
+            "user_message",
+            "state_update:running",
+            "state_update:idle:cancelled"
+        ]
+    );
+}

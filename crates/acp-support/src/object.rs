@@ -22,13 +22,34 @@ pub enum FieldKey {
     Unknown(String),
 }
 
-/// Reads a property name against `names` (the struct's wire names, in declaration order).
+/// Reads a property name against the names a struct knows: `index` maps a name to its position
+/// in `names` (a generated `match`, which compiles to a length switch and one comparison).
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSeed(pub &'static [&'static str]);
+pub struct FieldSeed {
+    names: &'static [&'static str],
+    /// `None`: scan `names`.
+    index: Option<fn(&str) -> Option<usize>>,
+}
 
 impl FieldSeed {
+    /// A seed for the wire names `names`, looked up with `index`.
+    pub fn new(names: &'static [&'static str], index: fn(&str) -> Option<usize>) -> Self {
+        Self {
+            names,
+            index: Some(index),
+        }
+    }
+
+    /// A seed that scans `names` (for hand-written decoders and tests).
+    pub fn scanning(names: &'static [&'static str]) -> Self {
+        Self { names, index: None }
+    }
+
     fn key(&self, name: &str) -> Option<usize> {
-        self.0.iter().position(|known| *known == name)
+        match self.index {
+            Some(index) => index(name),
+            None => self.names.iter().position(|known| *known == name),
+        }
     }
 }
 
@@ -127,7 +148,7 @@ mod tests {
 
     #[test]
     fn known_names_become_indices_and_others_are_kept() {
-        let seed = FieldSeed(&["sessionId", "_meta"]);
+        let seed = FieldSeed::scanning(&["sessionId", "_meta"]);
         let name: StrDeserializer<'_, Error> = "_meta".into_deserializer();
         assert_eq!(seed.deserialize(name), Ok(FieldKey::Known(1)));
         let name: StrDeserializer<'_, Error> = "models".into_deserializer();

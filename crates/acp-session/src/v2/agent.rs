@@ -261,7 +261,8 @@ impl QueuedPrompt {
     }
 
     /// Waits for its turn and begins it: the user message is acknowledged and `running`
-    /// reported. `-32800` (and no update) when the session is cancelled or closed first.
+    /// reported. `-32800` (and no update) when the session is cancelled while the prompt is held,
+    /// or closed before it begins; a cancel after it took the turn cancels the turn it begins.
     pub async fn begin(self, prompt: Vec<ContentBlock>) -> Result<Turn, RpcError> {
         self.begin_with(prompt, None).await
     }

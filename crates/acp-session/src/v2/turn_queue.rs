@@ -216,15 +216,13 @@ impl Place {
             Wait::Done => Admit::Refused(closed_error()),
         };
         match admit {
-            // Cancelled or closed between the hand-over and now: it never began.
-            Admit::Run(token) if token.is_cancelled() || self.queue.is_closed() => {
+            // The session closed since: the prompt is refused (`session/close` refuses prompts).
+            Admit::Run(_) if self.queue.is_closed() => {
                 self.queue.finish();
-                Err(if self.queue.is_closed() {
-                    closed_error()
-                } else {
-                    cancelled_error()
-                })
+                Err(closed_error())
             }
+            // A `session/cancel` since the prompt took the turn cancels that turn: it begins with
+            // its token already cancelled and ends `cancelled`, as any running turn would.
             Admit::Run(token) => Ok(token),
             Admit::Refused(err) => Err(err),
         }

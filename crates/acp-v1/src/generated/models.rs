@@ -40,7 +40,7 @@ pub struct AgentAuthCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -85,13 +85,23 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     #[cfg(feature = "unstable")]
                     "status",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "logout" => Some(0),
+                        "_meta" => Some(1),
+                        #[cfg(feature = "unstable")]
+                        "status" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_logout: Option<Patch<LogoutCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
 
                 #[cfg(feature = "unstable")]
                 let mut field_status: Option<Patch<AuthStatusCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -264,7 +274,7 @@ pub struct AgentCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -317,6 +327,20 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     #[cfg(feature = "unstable")]
                     "providers",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "loadSession" => Some(0),
+                        "promptCapabilities" => Some(1),
+                        "mcpCapabilities" => Some(2),
+                        "sessionCapabilities" => Some(3),
+                        "auth" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "providers" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_load_session: Option<Option<bool>> = None;
                 let mut field_prompt_capabilities: Option<Option<PromptCapabilities>> = None;
                 let mut field_mcp_capabilities: Option<Option<McpCapabilities>> = None;
@@ -329,7 +353,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_providers: Option<Patch<ProvidersCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1175,7 +1199,7 @@ pub struct Annotations {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1220,12 +1244,22 @@ impl<'de> Deserialize<'de> for Annotations {
                     "priority",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "audience" => Some(0),
+                        "lastModified" => Some(1),
+                        "priority" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_audience: Option<Patch<Vec<Role>>> = None;
                 let mut field_last_modified: Option<Patch<String>> = None;
                 let mut field_priority: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1405,7 +1439,7 @@ pub struct ArchiveSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1445,10 +1479,18 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1543,7 +1585,7 @@ pub struct ArchiveSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1582,9 +1624,16 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1673,7 +1722,7 @@ pub struct AudioContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1713,12 +1762,22 @@ impl<'de> Deserialize<'de> for AudioContent {
                 };
 
                 const NAMES: &[&str] = &["annotations", "data", "mimeType", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "annotations" => Some(0),
+                        "data" => Some(1),
+                        "mimeType" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_data: Option<String> = None;
                 let mut field_mime_type: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1878,7 +1937,7 @@ pub struct AuthAccount {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1929,6 +1988,18 @@ impl<'de> Deserialize<'de> for AuthAccount {
                     "organization",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "label" => Some(0),
+                        "active" => Some(1),
+                        "name" => Some(2),
+                        "email" => Some(3),
+                        "organization" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_label: Option<String> = None;
                 let mut field_active: Option<Patch<bool>> = None;
                 let mut field_name: Option<Patch<String>> = None;
@@ -1936,7 +2007,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut field_organization: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2145,7 +2216,7 @@ pub struct AuthCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2183,10 +2254,18 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                 };
 
                 const NAMES: &[&str] = &["terminal", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminal" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2383,7 +2462,7 @@ pub struct AuthMethodAgent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2423,12 +2502,22 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 };
 
                 const NAMES: &[&str] = &["id", "name", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "id" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_id: Option<AuthMethodId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2608,7 +2697,7 @@ pub struct AuthMethodTerminal {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2657,6 +2746,18 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                     "env",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "id" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "args" => Some(3),
+                        "env" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_id: Option<AuthMethodId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
@@ -2664,7 +2765,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut field_env: Option<Option<::acp_support::OrderedMap<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2954,7 +3055,7 @@ pub struct AuthStatusCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2993,9 +3094,16 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3086,7 +3194,7 @@ pub struct AuthStatusRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3125,9 +3233,16 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3225,7 +3340,7 @@ pub struct AuthStatusResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3266,11 +3381,20 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 };
 
                 const NAMES: &[&str] = &["state", "accounts", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "state" => Some(0),
+                        "accounts" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3403,7 +3527,7 @@ pub struct AuthStatusUpdateNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3444,11 +3568,20 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 };
 
                 const NAMES: &[&str] = &["state", "accounts", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "state" => Some(0),
+                        "accounts" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3566,7 +3699,7 @@ pub struct AuthenticateRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3604,10 +3737,18 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                 };
 
                 const NAMES: &[&str] = &["methodId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "methodId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3696,7 +3837,7 @@ pub struct AuthenticateResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3733,9 +3874,16 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3822,7 +3970,7 @@ pub struct AvailableCommand {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3862,12 +4010,22 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                 };
 
                 const NAMES: &[&str] = &["name", "description", "input", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "description" => Some(1),
+                        "input" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<String> = None;
                 let mut field_input: Option<Patch<AvailableCommandInput>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4005,7 +4163,7 @@ pub struct AvailableCommandsUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4043,10 +4201,18 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 };
 
                 const NAMES: &[&str] = &["availableCommands", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "availableCommands" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4151,7 +4317,7 @@ pub struct BlobResourceContents {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4191,12 +4357,22 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 };
 
                 const NAMES: &[&str] = &["blob", "mimeType", "uri", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "blob" => Some(0),
+                        "mimeType" => Some(1),
+                        "uri" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_blob: Option<String> = None;
                 let mut field_mime_type: Option<Patch<String>> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4319,7 +4495,7 @@ pub struct BooleanConfigOptionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4356,9 +4532,16 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4455,7 +4638,7 @@ pub struct BooleanPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4495,12 +4678,22 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 };
 
                 const NAMES: &[&str] = &["title", "description", "default", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "default" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_default: Option<Patch<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4666,7 +4859,7 @@ pub struct CancelNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4704,10 +4897,18 @@ impl<'de> Deserialize<'de> for CancelNotification {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4801,7 +5002,7 @@ pub struct CancelRequestNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4839,10 +5040,18 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 };
 
                 const NAMES: &[&str] = &["requestId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_request_id: Option<RequestId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4985,7 +5194,7 @@ pub struct ClientCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5042,6 +5251,22 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                     #[cfg(feature = "unstable")]
                     "plan",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "fs" => Some(0),
+                        "terminal" => Some(1),
+                        "session" => Some(2),
+                        "auth" => Some(3),
+                        "elicitation" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "subagents" => Some(6),
+                        #[cfg(feature = "unstable")]
+                        "plan" => Some(7),
+                        _ => None,
+                    }
+                }
                 let mut field_fs: Option<Option<FileSystemCapabilities>> = None;
                 let mut field_terminal: Option<Option<bool>> = None;
                 let mut field_session: Option<Patch<ClientSessionCapabilities>> = None;
@@ -5055,7 +5280,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_plan: Option<Patch<PlanCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6010,7 +6235,7 @@ pub struct ClientSessionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6055,6 +6280,16 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                     "notices",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "compaction" => Some(0),
+                        "configOptions" => Some(1),
+                        "notices" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_compaction: Option<Patch<CompactionCapabilities>> = None;
                 let mut field_config_options: Option<
                     Patch<SessionConfigOptionsCapabilities>,
@@ -6062,7 +6297,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                 let mut field_notices: Option<Patch<NoticeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6239,7 +6474,7 @@ pub struct CloseSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6277,10 +6512,18 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6369,7 +6612,7 @@ pub struct CloseSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6406,9 +6649,16 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6648,7 +6898,7 @@ pub struct CompactionSummaryChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6687,11 +6937,20 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 };
 
                 const NAMES: &[&str] = &["compactionId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "compactionId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6806,7 +7065,7 @@ pub struct CompactionUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6853,13 +7112,24 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                     "error",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "compactionId" => Some(0),
+                        "status" => Some(1),
+                        "summary" => Some(2),
+                        "error" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_status: Option<CompactionStatus> = None;
                 let mut field_summary: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_error: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7021,7 +7291,7 @@ pub struct CompleteElicitationNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7059,10 +7329,18 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 };
 
                 const NAMES: &[&str] = &["elicitationId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "elicitationId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7154,7 +7432,7 @@ pub struct ConfigOptionUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7192,10 +7470,18 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 };
 
                 const NAMES: &[&str] = &["configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configOptions" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7292,7 +7578,7 @@ pub struct Content {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7330,10 +7616,18 @@ impl<'de> Deserialize<'de> for Content {
                 };
 
                 const NAMES: &[&str] = &["content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7615,7 +7909,7 @@ pub struct ContentChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7654,11 +7948,20 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 };
 
                 const NAMES: &[&str] = &["content", "messageId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "messageId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_message_id: Option<Patch<MessageId>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7779,7 +8082,7 @@ pub struct Cost {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7818,11 +8121,20 @@ impl<'de> Deserialize<'de> for Cost {
                 };
 
                 const NAMES: &[&str] = &["amount", "currency", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "amount" => Some(0),
+                        "currency" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_amount: Option<::acp_support::Number> = None;
                 let mut field_currency: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7934,7 +8246,7 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7973,10 +8285,18 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 };
 
                 const NAMES: &[&str] = &["message", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "message" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_message: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8186,7 +8506,7 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8224,9 +8544,16 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8448,7 +8775,7 @@ pub struct CreateTerminalRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8499,6 +8826,19 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                     "outputByteLimit",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "command" => Some(1),
+                        "args" => Some(2),
+                        "env" => Some(3),
+                        "cwd" => Some(4),
+                        "outputByteLimit" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_command: Option<String> = None;
                 let mut field_args: Option<Option<Vec<String>>> = None;
@@ -8507,7 +8847,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                 let mut field_output_byte_limit: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8686,7 +9026,7 @@ pub struct CreateTerminalResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8724,10 +9064,18 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                 };
 
                 const NAMES: &[&str] = &["terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8821,7 +9169,7 @@ pub struct CurrentModeUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8859,10 +9207,18 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                 };
 
                 const NAMES: &[&str] = &["currentModeId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentModeId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_current_mode_id: Option<SessionModeId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8956,7 +9312,7 @@ pub struct DeleteSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8994,10 +9350,18 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9086,7 +9450,7 @@ pub struct DeleteSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9123,9 +9487,16 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9217,7 +9588,7 @@ pub struct Diff {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9257,12 +9628,22 @@ impl<'de> Deserialize<'de> for Diff {
                 };
 
                 const NAMES: &[&str] = &["path", "oldText", "newText", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "path" => Some(0),
+                        "oldText" => Some(1),
+                        "newText" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_path: Option<String> = None;
                 let mut field_old_text: Option<Patch<String>> = None;
                 let mut field_new_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9395,7 +9776,7 @@ pub struct DisableProviderRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9435,10 +9816,18 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 };
 
                 const NAMES: &[&str] = &["providerId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9533,7 +9922,7 @@ pub struct DisableProviderResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9572,9 +9961,16 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9651,7 +10047,7 @@ pub struct ElicitationAcceptAction {
     #[serde(skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9688,11 +10084,18 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 };
 
                 const NAMES: &[&str] = &["content"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<
                     Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
                 > = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9788,7 +10191,7 @@ pub struct ElicitationCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9827,11 +10230,20 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 };
 
                 const NAMES: &[&str] = &["form", "url", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "form" => Some(0),
+                        "url" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_form: Option<Patch<ElicitationFormCapabilities>> = None;
                 let mut field_url: Option<Patch<ElicitationUrlCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9989,7 +10401,7 @@ pub struct ElicitationFormCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10026,9 +10438,16 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10107,7 +10526,7 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10145,9 +10564,16 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                 };
 
                 const NAMES: &[&str] = &["requestedSchema"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestedSchema" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_requested_schema: Option<ElicitationSchema> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10432,7 +10858,7 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10469,9 +10895,16 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                 };
 
                 const NAMES: &[&str] = &["requestId"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestId" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_request_id: Option<RequestId> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10559,7 +10992,7 @@ pub struct ElicitationSchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10608,6 +11041,18 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                     "description",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "type" => Some(0),
+                        "title" => Some(1),
+                        "properties" => Some(2),
+                        "required" => Some(3),
+                        "description" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_type_: Option<Option<ElicitationSchemaType>> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_properties: Option<
@@ -10617,7 +11062,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10879,7 +11324,7 @@ pub struct ElicitationSessionScope {
     #[serde(rename = "toolCallId", skip_serializing_if = "Patch::is_absent")]
     pub tool_call_id: Patch<ToolCallId>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10917,10 +11362,18 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "toolCallId"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "toolCallId" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11013,7 +11466,7 @@ pub struct ElicitationUrlCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11050,9 +11503,16 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11133,7 +11593,7 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11172,10 +11632,18 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 };
 
                 const NAMES: &[&str] = &["elicitationId", "url"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "elicitationId" => Some(0),
+                        "url" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_url: Option<String> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11272,7 +11740,7 @@ pub struct EmbeddedResource {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11311,11 +11779,20 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 };
 
                 const NAMES: &[&str] = &["annotations", "resource", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "annotations" => Some(0),
+                        "resource" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_resource: Option<EmbeddedResourceResource> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11453,7 +11930,7 @@ pub struct EnumOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11493,12 +11970,22 @@ impl<'de> Deserialize<'de> for EnumOption {
                 };
 
                 const NAMES: &[&str] = &["const", "title", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "const" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_const_: Option<String> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11627,7 +12114,7 @@ pub struct EnvVariable {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11666,11 +12153,20 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 };
 
                 const NAMES: &[&str] = &["name", "value", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "value" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11776,7 +12272,7 @@ pub struct Error {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::serde_json::Value>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11815,11 +12311,20 @@ impl<'de> Deserialize<'de> for Error {
                 };
 
                 const NAMES: &[&str] = &["code", "message", "data"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "code" => Some(0),
+                        "message" => Some(1),
+                        "data" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_code: Option<ErrorCode> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12022,7 +12527,7 @@ pub struct ErrorStopReason {
     #[serde(skip_serializing_if = "Patch::is_absent")]
     pub error: Patch<Error>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12061,9 +12566,16 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                 };
 
                 const NAMES: &[&str] = &["error"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "error" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_error: Option<Patch<Error>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12197,7 +12709,7 @@ pub struct FileSystemCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12236,11 +12748,20 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                 };
 
                 const NAMES: &[&str] = &["readTextFile", "writeTextFile", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "readTextFile" => Some(0),
+                        "writeTextFile" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_read_text_file: Option<Option<bool>> = None;
                 let mut field_write_text_file: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12398,7 +12919,7 @@ pub struct ForkSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12449,6 +12970,18 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                     "systemPrompt",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "mcpServers" => Some(3),
+                        "systemPrompt" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<String> = None;
                 let mut field_additional_directories: Option<Option<Vec<String>>> = None;
@@ -12456,7 +12989,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12623,7 +13156,7 @@ pub struct ForkSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12665,12 +13198,22 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "modes", "configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "modes" => Some(1),
+                        "configOptions" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12820,7 +13363,7 @@ pub struct HttpHeader {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12859,11 +13402,20 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 };
 
                 const NAMES: &[&str] = &["name", "value", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "value" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12970,7 +13522,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13011,10 +13563,18 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["usage", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "usage" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_usage: Option<Patch<Usage>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13306,7 +13866,7 @@ pub struct ImageContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13353,13 +13913,24 @@ impl<'de> Deserialize<'de> for ImageContent {
                     "uri",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "annotations" => Some(0),
+                        "data" => Some(1),
+                        "mimeType" => Some(2),
+                        "uri" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_data: Option<String> = None;
                 let mut field_mime_type: Option<String> = None;
                 let mut field_uri: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13525,7 +14096,7 @@ pub struct Implementation {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13565,12 +14136,22 @@ impl<'de> Deserialize<'de> for Implementation {
                 };
 
                 const NAMES: &[&str] = &["name", "title", "version", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "title" => Some(1),
+                        "version" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_version: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13758,7 +14339,7 @@ pub struct InitializeRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13803,12 +14384,22 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                     "clientInfo",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "protocolVersion" => Some(0),
+                        "clientCapabilities" => Some(1),
+                        "clientInfo" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_protocol_version: Option<ProtocolVersion> = None;
                 let mut field_client_capabilities: Option<Option<ClientCapabilities>> = None;
                 let mut field_client_info: Option<Patch<Implementation>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13970,7 +14561,7 @@ pub struct InitializeResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14017,13 +14608,24 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                     "agentInfo",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "protocolVersion" => Some(0),
+                        "agentCapabilities" => Some(1),
+                        "authMethods" => Some(2),
+                        "agentInfo" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_protocol_version: Option<ProtocolVersion> = None;
                 let mut field_agent_capabilities: Option<Option<AgentCapabilities>> = None;
                 let mut field_auth_methods: Option<Option<Vec<AuthMethod>>> = None;
                 let mut field_agent_info: Option<Patch<Implementation>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14211,7 +14813,7 @@ pub struct IntegerPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14260,6 +14862,18 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minimum" => Some(2),
+                        "maximum" => Some(3),
+                        "default" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_minimum: Option<Patch<i64>> = None;
@@ -14267,7 +14881,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut field_default: Option<Patch<i64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14480,7 +15094,7 @@ pub struct KillTerminalRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14519,11 +15133,20 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "terminalId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14624,7 +15247,7 @@ pub struct KillTerminalResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14661,9 +15284,16 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14748,7 +15378,7 @@ pub struct ListProvidersRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14787,9 +15417,16 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14877,7 +15514,7 @@ pub struct ListProvidersResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14917,10 +15554,18 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 };
 
                 const NAMES: &[&str] = &["providers", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providers" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_providers: Option<Vec<ProviderInfo>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15030,7 +15675,7 @@ pub struct ListSessionsRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15077,6 +15722,17 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                     #[cfg(feature = "unstable")]
                     "archived",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cwd" => Some(0),
+                        "cursor" => Some(1),
+                        "_meta" => Some(2),
+                        #[cfg(feature = "unstable")]
+                        "archived" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_cwd: Option<Patch<String>> = None;
                 let mut field_cursor: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
@@ -15084,7 +15740,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<SessionArchiveFilter>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15245,7 +15901,7 @@ pub struct ListSessionsResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15284,11 +15940,20 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 };
 
                 const NAMES: &[&str] = &["sessions", "nextCursor", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessions" => Some(0),
+                        "nextCursor" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_sessions: Option<Vec<SessionInfo>> = None;
                 let mut field_next_cursor: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15574,7 +16239,7 @@ pub struct LoadSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15625,6 +16290,19 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                     #[cfg(feature = "unstable")]
                     "systemPrompt",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mcpServers" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "sessionId" => Some(3),
+                        "_meta" => Some(4),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_mcp_servers: Option<Vec<McpServer>> = None;
                 let mut field_cwd: Option<String> = None;
                 let mut field_additional_directories: Option<Option<Vec<String>>> = None;
@@ -15634,7 +16312,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15799,7 +16477,7 @@ pub struct LoadSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15838,11 +16516,20 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["modes", "configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "modes" => Some(0),
+                        "configOptions" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15980,7 +16667,7 @@ pub struct LogoutCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16017,9 +16704,16 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16101,7 +16795,7 @@ pub struct LogoutRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16138,9 +16832,16 @@ impl<'de> Deserialize<'de> for LogoutRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16220,7 +16921,7 @@ pub struct LogoutResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16257,9 +16958,16 @@ impl<'de> Deserialize<'de> for LogoutResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16353,7 +17061,7 @@ pub struct McpCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16400,6 +17108,17 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     #[cfg(feature = "unstable")]
                     "acp",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "http" => Some(0),
+                        "sse" => Some(1),
+                        "_meta" => Some(2),
+                        #[cfg(feature = "unstable")]
+                        "acp" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_http: Option<Option<bool>> = None;
                 let mut field_sse: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
@@ -16407,7 +17126,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_acp: Option<Option<bool>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16558,7 +17277,7 @@ pub struct McpError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::serde_json::Value>,
     /// Properties beyond those the schema names (`additionalProperties`), kept as received, in order.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16599,11 +17318,20 @@ impl<'de> Deserialize<'de> for McpError {
                 };
 
                 const NAMES: &[&str] = &["code", "message", "data"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "code" => Some(0),
+                        "message" => Some(1),
+                        "data" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_code: Option<i32> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_code, "code", map.next_value::<i32>()?)?
@@ -16891,7 +17619,7 @@ pub struct McpServerAcp {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16932,11 +17660,20 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 };
 
                 const NAMES: &[&str] = &["name", "serverId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "serverId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17088,7 +17825,7 @@ pub struct McpServerHttp {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17128,12 +17865,22 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 };
 
                 const NAMES: &[&str] = &["name", "url", "headers", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "url" => Some(1),
+                        "headers" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Vec<HttpHeader>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17250,7 +17997,7 @@ pub struct McpServerSse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17290,12 +18037,22 @@ impl<'de> Deserialize<'de> for McpServerSse {
                 };
 
                 const NAMES: &[&str] = &["name", "url", "headers", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "url" => Some(1),
+                        "headers" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Vec<HttpHeader>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17414,7 +18171,7 @@ pub struct McpServerStdio {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17455,13 +18212,24 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 };
 
                 const NAMES: &[&str] = &["name", "command", "args", "env", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "command" => Some(1),
+                        "args" => Some(2),
+                        "env" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_command: Option<String> = None;
                 let mut field_args: Option<Vec<String>> = None;
                 let mut field_env: Option<Vec<EnvVariable>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17646,7 +18414,7 @@ pub struct MessageMcpNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17695,13 +18463,24 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                     "params",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "serverId" => Some(0),
+                        "requestId" => Some(1),
+                        "method" => Some(2),
+                        "params" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_request_id: Option<McpRequestId> = None;
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17854,7 +18633,7 @@ pub struct MessageMcpRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17903,13 +18682,24 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                     "params",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "serverId" => Some(0),
+                        "requestId" => Some(1),
+                        "method" => Some(2),
+                        "params" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_request_id: Option<McpRequestId> = None;
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18063,7 +18853,7 @@ pub struct MessageMcpResponseError {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18103,10 +18893,18 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 };
 
                 const NAMES: &[&str] = &["error", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "error" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_error: Option<McpError> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18195,7 +18993,7 @@ pub struct MessageMcpResponseResult {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18235,10 +19033,18 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 };
 
                 const NAMES: &[&str] = &["result", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "result" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_result: Option<::serde_json::Value> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18445,7 +19251,7 @@ pub struct MultiSelectPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18496,6 +19302,19 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minItems" => Some(2),
+                        "maxItems" => Some(3),
+                        "items" => Some(4),
+                        "default" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_min_items: Option<Patch<u64>> = None;
@@ -18504,7 +19323,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut field_default: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18748,7 +19567,7 @@ pub struct NewSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18797,6 +19616,18 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                     #[cfg(feature = "unstable")]
                     "systemPrompt",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cwd" => Some(0),
+                        "additionalDirectories" => Some(1),
+                        "mcpServers" => Some(2),
+                        "_meta" => Some(3),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_cwd: Option<String> = None;
                 let mut field_additional_directories: Option<Option<Vec<String>>> = None;
                 let mut field_mcp_servers: Option<Vec<McpServer>> = None;
@@ -18805,7 +19636,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_cwd, "cwd", map.next_value::<String>()?)?
@@ -18964,7 +19795,7 @@ pub struct NewSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19004,12 +19835,22 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "modes", "configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "modes" => Some(1),
+                        "configOptions" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19169,7 +20010,7 @@ pub struct Notice {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19209,12 +20050,22 @@ impl<'de> Deserialize<'de> for Notice {
                 };
 
                 const NAMES: &[&str] = &["severity", "title", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "severity" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_severity: Option<NoticeSeverity> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19482,7 +20333,7 @@ pub struct NumberPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19531,6 +20382,18 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minimum" => Some(2),
+                        "maximum" => Some(3),
+                        "default" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_minimum: Option<Patch<::acp_support::Number>> = None;
@@ -19538,7 +20401,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut field_default: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19754,7 +20617,7 @@ pub struct PermissionOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19794,12 +20657,22 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 };
 
                 const NAMES: &[&str] = &["optionId", "name", "kind", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "optionId" => Some(0),
+                        "name" => Some(1),
+                        "kind" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_kind: Option<PermissionOptionKind> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20030,7 +20903,7 @@ pub struct Plan {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20068,10 +20941,18 @@ impl<'de> Deserialize<'de> for Plan {
                 };
 
                 const NAMES: &[&str] = &["entries", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "entries" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20169,7 +21050,7 @@ pub struct PlanCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20208,9 +21089,16 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20302,7 +21190,7 @@ pub struct PlanEntry {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20342,12 +21230,22 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 };
 
                 const NAMES: &[&str] = &["content", "priority", "status", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "priority" => Some(1),
+                        "status" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<String> = None;
                 let mut field_priority: Option<PlanEntryPriority> = None;
                 let mut field_status: Option<PlanEntryStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20607,7 +21505,7 @@ pub struct PlanFile {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20648,11 +21546,20 @@ impl<'de> Deserialize<'de> for PlanFile {
                 };
 
                 const NAMES: &[&str] = &["planId", "uri", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "uri" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20804,7 +21711,7 @@ pub struct PlanItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20845,11 +21752,20 @@ impl<'de> Deserialize<'de> for PlanItems {
                 };
 
                 const NAMES: &[&str] = &["planId", "entries", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "entries" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20962,7 +21878,7 @@ pub struct PlanMarkdown {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21003,11 +21919,20 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 };
 
                 const NAMES: &[&str] = &["planId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21114,7 +22039,7 @@ pub struct PlanRemoved {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21154,10 +22079,18 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 };
 
                 const NAMES: &[&str] = &["planId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21254,7 +22187,7 @@ pub struct PlanUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21294,10 +22227,18 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 };
 
                 const NAMES: &[&str] = &["plan", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "plan" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_plan: Option<PlanUpdateContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21520,7 +22461,7 @@ pub struct PromptCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21560,12 +22501,22 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 };
 
                 const NAMES: &[&str] = &["image", "audio", "embeddedContext", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "image" => Some(0),
+                        "audio" => Some(1),
+                        "embeddedContext" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_image: Option<Option<bool>> = None;
                 let mut field_audio: Option<Option<bool>> = None;
                 let mut field_embedded_context: Option<Option<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21726,7 +22677,7 @@ pub struct PromptRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21765,11 +22716,20 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "prompt", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "prompt" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_prompt: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21883,7 +22843,7 @@ pub struct PromptResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21928,13 +22888,23 @@ impl<'de> Deserialize<'de> for PromptResponse {
                     #[cfg(feature = "unstable")]
                     "usage",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "stopReason" => Some(0),
+                        "_meta" => Some(1),
+                        #[cfg(feature = "unstable")]
+                        "usage" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_stop_reason: Option<StopReason> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
 
                 #[cfg(feature = "unstable")]
                 let mut field_usage: Option<Patch<Usage>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22092,7 +23062,7 @@ pub struct ProviderCurrentConfig {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22133,11 +23103,20 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 };
 
                 const NAMES: &[&str] = &["apiType", "baseUrl", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "apiType" => Some(0),
+                        "baseUrl" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22297,7 +23276,7 @@ pub struct ProviderInfo {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22346,13 +23325,24 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                     "current",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "supported" => Some(1),
+                        "required" => Some(2),
+                        "current" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_supported: Option<Vec<LlmProtocol>> = None;
                 let mut field_required: Option<bool> = None;
                 let mut field_current: Option<Patch<ProviderCurrentConfig>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22500,7 +23490,7 @@ pub struct ProvidersCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22539,9 +23529,16 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22866,7 +23863,7 @@ pub struct ProxySuccessorNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22907,11 +23904,20 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 };
 
                 const NAMES: &[&str] = &["method", "params", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "method" => Some(0),
+                        "params" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23052,7 +24058,7 @@ pub struct ProxySuccessorRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23093,11 +24099,20 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 };
 
                 const NAMES: &[&str] = &["method", "params", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "method" => Some(0),
+                        "params" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23237,7 +24252,7 @@ pub struct ReadTextFileRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23278,13 +24293,24 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "path", "line", "limit", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "path" => Some(1),
+                        "line" => Some(2),
+                        "limit" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_path: Option<String> = None;
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_limit: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23430,7 +24456,7 @@ pub struct ReadTextFileResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23468,10 +24494,18 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                 };
 
                 const NAMES: &[&str] = &["content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23566,7 +24600,7 @@ pub struct ReleaseTerminalRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23605,11 +24639,20 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "terminalId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23710,7 +24753,7 @@ pub struct ReleaseTerminalResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23747,9 +24790,16 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23958,7 +25008,7 @@ pub struct RequestPermissionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23998,12 +25048,22 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "toolCall", "options", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "toolCall" => Some(1),
+                        "options" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call: Option<ToolCallUpdate> = None;
                 let mut field_options: Option<Vec<PermissionOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24116,7 +25176,7 @@ pub struct RequestPermissionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24154,10 +25214,18 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 };
 
                 const NAMES: &[&str] = &["outcome", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "outcome" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_outcome: Option<RequestPermissionOutcome> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24245,7 +25313,7 @@ pub struct RequiresActionStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24284,9 +25352,16 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24386,7 +25461,7 @@ pub struct ResourceLink {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24439,6 +25514,20 @@ impl<'de> Deserialize<'de> for ResourceLink {
                     "uri",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "annotations" => Some(0),
+                        "description" => Some(1),
+                        "mimeType" => Some(2),
+                        "name" => Some(3),
+                        "size" => Some(4),
+                        "title" => Some(5),
+                        "uri" => Some(6),
+                        "_meta" => Some(7),
+                        _ => None,
+                    }
+                }
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_mime_type: Option<Patch<String>> = None;
@@ -24448,7 +25537,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24712,7 +25801,7 @@ pub struct ResumeSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24763,6 +25852,19 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                     #[cfg(feature = "unstable")]
                     "systemPrompt",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "mcpServers" => Some(3),
+                        "_meta" => Some(4),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<String> = None;
                 let mut field_additional_directories: Option<Option<Vec<String>>> = None;
@@ -24772,7 +25874,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24936,7 +26038,7 @@ pub struct ResumeSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24975,11 +26077,20 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["modes", "configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "modes" => Some(0),
+                        "configOptions" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_modes: Option<Patch<SessionModeState>> = None;
                 let mut field_config_options: Option<Patch<Vec<SessionConfigOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25171,7 +26282,7 @@ pub struct RunningStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25210,9 +26321,16 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25296,7 +26414,7 @@ pub struct SelectedPermissionOutcome {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25334,10 +26452,18 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 };
 
                 const NAMES: &[&str] = &["optionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "optionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25431,7 +26557,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25468,9 +26594,16 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25558,7 +26691,7 @@ pub struct SessionArchiveCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25597,9 +26730,16 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25809,7 +26949,7 @@ pub struct SessionCancelCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25848,9 +26988,16 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26033,7 +27180,7 @@ pub struct SessionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26102,6 +27249,28 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     #[cfg(feature = "unstable")]
                     "title",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "list" => Some(0),
+                        "delete" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "resume" => Some(3),
+                        "close" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(6),
+                        #[cfg(feature = "unstable")]
+                        "fork" => Some(7),
+                        #[cfg(feature = "unstable")]
+                        "archive" => Some(8),
+                        #[cfg(feature = "unstable")]
+                        "status" => Some(9),
+                        #[cfg(feature = "unstable")]
+                        "title" => Some(10),
+                        _ => None,
+                    }
+                }
                 let mut field_list: Option<Patch<SessionListCapabilities>> = None;
                 let mut field_delete: Option<Patch<SessionDeleteCapabilities>> = None;
                 let mut field_additional_directories: Option<
@@ -26128,7 +27297,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_title: Option<Patch<SessionTitleCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26537,7 +27706,7 @@ pub struct SessionCloseCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26574,9 +27743,16 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26652,7 +27828,7 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26689,9 +27865,16 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                 };
 
                 const NAMES: &[&str] = &["currentValue"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentValue" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_current_value: Option<bool> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26836,7 +28019,7 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26884,13 +28067,24 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                     "category",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "id" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "category" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_id: Option<SessionConfigId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_category: Option<Patch<SessionConfigOptionCategory>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27261,7 +28455,7 @@ pub struct SessionConfigOptionsCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27299,10 +28493,18 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                 };
 
                 const NAMES: &[&str] = &["boolean", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "boolean" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_boolean: Option<Patch<BooleanConfigOptionCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27409,7 +28611,7 @@ pub struct SessionConfigSelect {
     /// The set of selectable options.
     pub options: SessionConfigSelectOptions,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27447,10 +28649,18 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 };
 
                 const NAMES: &[&str] = &["currentValue", "options"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentValue" => Some(0),
+                        "options" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_current_value: Option<SessionConfigValueId> = None;
                 let mut field_options: Option<SessionConfigSelectOptions> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27530,7 +28740,7 @@ pub struct SessionConfigSelectGroup {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27570,12 +28780,22 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 };
 
                 const NAMES: &[&str] = &["group", "name", "options", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "group" => Some(0),
+                        "name" => Some(1),
+                        "options" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_group: Option<SessionConfigGroupId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_options: Option<Vec<SessionConfigSelectOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27699,7 +28919,7 @@ pub struct SessionConfigSelectOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27739,12 +28959,22 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 };
 
                 const NAMES: &[&str] = &["value", "name", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<SessionConfigValueId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27916,7 +29146,7 @@ pub struct SessionDeleteCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27953,9 +29183,16 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28042,7 +29279,7 @@ pub struct SessionForkCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28081,9 +29318,16 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28233,7 +29477,7 @@ pub struct SessionInfo {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28286,6 +29530,20 @@ impl<'de> Deserialize<'de> for SessionInfo {
                     #[cfg(feature = "unstable")]
                     "archived",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "title" => Some(3),
+                        "updatedAt" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "archived" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<String> = None;
                 let mut field_additional_directories: Option<Option<Vec<String>>> = None;
@@ -28296,7 +29554,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<bool>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28509,7 +29767,7 @@ pub struct SessionInfoUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28548,11 +29806,20 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 };
 
                 const NAMES: &[&str] = &["title", "updatedAt", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "updatedAt" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_updated_at: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28688,7 +29955,7 @@ pub struct SessionListCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28725,9 +29992,16 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28841,7 +30115,7 @@ pub struct SessionMessage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28894,6 +30168,19 @@ impl<'de> Deserialize<'de> for SessionMessage {
                     "content",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "senderSessionId" => Some(1),
+                        "recipientSessionId" => Some(2),
+                        "senderMessageId" => Some(3),
+                        "recipientMessageId" => Some(4),
+                        "content" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_sender_session_id: Option<Patch<SessionId>> = None;
                 let mut field_recipient_session_id: Option<Patch<SessionId>> = None;
@@ -28902,7 +30189,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29140,7 +30427,7 @@ pub struct SessionMessageChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29181,11 +30468,20 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29296,7 +30592,7 @@ pub struct SessionMode {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29336,12 +30632,22 @@ impl<'de> Deserialize<'de> for SessionMode {
                 };
 
                 const NAMES: &[&str] = &["id", "name", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "id" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_id: Option<SessionModeId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29507,7 +30813,7 @@ pub struct SessionModeState {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29546,11 +30852,20 @@ impl<'de> Deserialize<'de> for SessionModeState {
                 };
 
                 const NAMES: &[&str] = &["currentModeId", "availableModes", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentModeId" => Some(0),
+                        "availableModes" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_current_mode_id: Option<SessionModeId> = None;
                 let mut field_available_modes: Option<Vec<SessionMode>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29666,7 +30981,7 @@ pub struct SessionNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29705,11 +31020,20 @@ impl<'de> Deserialize<'de> for SessionNotification {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "update", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "update" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_update: Option<SessionUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29812,7 +31136,7 @@ pub struct SessionResumeCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29849,9 +31173,16 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30060,7 +31391,7 @@ pub struct SessionStatusCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30099,9 +31430,16 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30196,7 +31534,7 @@ pub struct SessionStatusRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30236,10 +31574,18 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30341,7 +31687,7 @@ pub struct SessionStatusResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30381,10 +31727,18 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 };
 
                 const NAMES: &[&str] = &["status", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "status" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_status: Option<SessionStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30487,7 +31841,7 @@ pub struct SessionSystemPromptCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30527,10 +31881,18 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 };
 
                 const NAMES: &[&str] = &["mode", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mode" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_mode: Option<Patch<SessionSystemPromptModeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30658,7 +32020,7 @@ pub struct SessionSystemPromptModeCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30698,12 +32060,20 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                 };
 
                 const NAMES: &[&str] = &["override", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "override" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_override_: Option<
                     Patch<SessionSystemPromptOverrideCapabilities>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30824,7 +32194,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30863,9 +32233,16 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30954,7 +32331,7 @@ pub struct SessionTitleCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30993,9 +32370,16 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31637,7 +33021,7 @@ pub struct SetProviderRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31686,6 +33070,17 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                     "headers",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "apiType" => Some(1),
+                        "baseUrl" => Some(2),
+                        "headers" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
@@ -31694,7 +33089,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31836,7 +33231,7 @@ pub struct SetProviderResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31875,9 +33270,16 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31967,7 +33369,7 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32007,11 +33409,20 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "configId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "configId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_config_id: Option<SessionConfigId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32207,7 +33618,7 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32244,9 +33655,16 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
                 };
 
                 const NAMES: &[&str] = &["value"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<bool> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32307,7 +33725,7 @@ pub struct SetSessionConfigOptionRequestTypeValueId {
     /// The value ID.
     pub value: SessionConfigValueId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32344,9 +33762,16 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeValueId {
                 };
 
                 const NAMES: &[&str] = &["value"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<SessionConfigValueId> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32411,7 +33836,7 @@ pub struct SetSessionConfigOptionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32449,10 +33874,18 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 };
 
                 const NAMES: &[&str] = &["configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configOptions" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32553,7 +33986,7 @@ pub struct SetSessionModeRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32592,11 +34025,20 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "modeId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "modeId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_mode_id: Option<SessionModeId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32697,7 +34139,7 @@ pub struct SetSessionModeResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32734,9 +34176,16 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32839,7 +34288,7 @@ pub struct SetSessionTitleRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32880,11 +34329,20 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "title", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "title" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32993,7 +34451,7 @@ pub struct SetSessionTitleResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33033,10 +34491,18 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 };
 
                 const NAMES: &[&str] = &["title", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33440,7 +34906,7 @@ pub struct StringMultiSelectItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33478,10 +34944,18 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 };
 
                 const NAMES: &[&str] = &["enum", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "enum" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_enum_: Option<Vec<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33620,7 +35094,7 @@ pub struct StringPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33677,6 +35151,22 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     "oneOf",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minLength" => Some(2),
+                        "maxLength" => Some(3),
+                        "pattern" => Some(4),
+                        "format" => Some(5),
+                        "default" => Some(6),
+                        "enum" => Some(7),
+                        "oneOf" => Some(8),
+                        "_meta" => Some(9),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_min_length: Option<Patch<u32>> = None;
@@ -33688,7 +35178,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut field_one_of: Option<Patch<Vec<EnumOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33995,7 +35485,7 @@ pub struct SubagentCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34034,9 +35524,16 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34128,7 +35625,7 @@ pub struct SubagentSessionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34168,10 +35665,18 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 };
 
                 const NAMES: &[&str] = &["cancel", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cancel" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_cancel: Option<Patch<SessionCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34356,7 +35861,7 @@ pub struct SubagentUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34411,6 +35916,20 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                     "additionalDirectories",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "capabilities" => Some(3),
+                        "state" => Some(4),
+                        "cwd" => Some(5),
+                        "additionalDirectories" => Some(6),
+                        "_meta" => Some(7),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
@@ -34420,7 +35939,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut field_additional_directories: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34696,7 +36215,7 @@ pub struct SystemPrompt {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34737,11 +36256,20 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 };
 
                 const NAMES: &[&str] = &["mode", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mode" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_mode: Option<SystemPromptMode> = None;
                 let mut field_content: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34980,7 +36508,7 @@ pub struct Terminal {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35018,10 +36546,18 @@ impl<'de> Deserialize<'de> for Terminal {
                 };
 
                 const NAMES: &[&str] = &["terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35116,7 +36652,7 @@ pub struct TerminalExitStatus {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35155,11 +36691,20 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 };
 
                 const NAMES: &[&str] = &["exitCode", "signal", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "exitCode" => Some(0),
+                        "signal" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_exit_code: Option<Patch<u32>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35334,7 +36879,7 @@ pub struct TerminalOutputRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35373,11 +36918,20 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "terminalId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35485,7 +37039,7 @@ pub struct TerminalOutputResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35525,12 +37079,22 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                 };
 
                 const NAMES: &[&str] = &["output", "truncated", "exitStatus", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "output" => Some(0),
+                        "truncated" => Some(1),
+                        "exitStatus" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_output: Option<String> = None;
                 let mut field_truncated: Option<bool> = None;
                 let mut field_exit_status: Option<Patch<TerminalExitStatus>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35660,7 +37224,7 @@ pub struct TextContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35699,11 +37263,20 @@ impl<'de> Deserialize<'de> for TextContent {
                 };
 
                 const NAMES: &[&str] = &["annotations", "text", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "annotations" => Some(0),
+                        "text" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35826,7 +37399,7 @@ pub struct TextResourceContents {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35866,12 +37439,22 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 };
 
                 const NAMES: &[&str] = &["mimeType", "text", "uri", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mimeType" => Some(0),
+                        "text" => Some(1),
+                        "uri" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_mime_type: Option<Patch<String>> = None;
                 let mut field_text: Option<String> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35997,7 +37580,7 @@ pub struct TitledMultiSelectItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36035,10 +37618,18 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 };
 
                 const NAMES: &[&str] = &["anyOf", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "anyOf" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_any_of: Option<Vec<EnumOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36163,7 +37754,7 @@ pub struct ToolCall {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36220,6 +37811,22 @@ impl<'de> Deserialize<'de> for ToolCall {
                     "rawOutput",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCallId" => Some(0),
+                        "title" => Some(1),
+                        "name" => Some(2),
+                        "kind" => Some(3),
+                        "status" => Some(4),
+                        "content" => Some(5),
+                        "locations" => Some(6),
+                        "rawInput" => Some(7),
+                        "rawOutput" => Some(8),
+                        "_meta" => Some(9),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_name: Option<Patch<String>> = None;
@@ -36231,7 +37838,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                 let mut field_raw_output: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36641,7 +38248,7 @@ pub struct ToolCallLocation {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36680,11 +38287,20 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 };
 
                 const NAMES: &[&str] = &["path", "line", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "path" => Some(0),
+                        "line" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_path: Option<String> = None;
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36912,7 +38528,7 @@ pub struct ToolCallUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36969,6 +38585,22 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                     "rawOutput",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCallId" => Some(0),
+                        "kind" => Some(1),
+                        "status" => Some(2),
+                        "title" => Some(3),
+                        "name" => Some(4),
+                        "content" => Some(5),
+                        "locations" => Some(6),
+                        "rawInput" => Some(7),
+                        "rawOutput" => Some(8),
+                        "_meta" => Some(9),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_kind: Option<Patch<ToolKind>> = None;
                 let mut field_status: Option<Patch<ToolCallStatus>> = None;
@@ -36980,7 +38612,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut field_raw_output: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37404,7 +39036,7 @@ pub struct UnarchiveSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37444,10 +39076,18 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37542,7 +39182,7 @@ pub struct UnarchiveSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37581,9 +39221,16 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37675,7 +39322,7 @@ pub struct UnknownStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37714,9 +39361,16 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37799,7 +39453,7 @@ pub struct UnstructuredCommandInput {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37837,10 +39491,18 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                 };
 
                 const NAMES: &[&str] = &["hint", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "hint" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_hint: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37952,7 +39614,7 @@ pub struct Usage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38005,6 +39667,19 @@ impl<'de> Deserialize<'de> for Usage {
                     "cachedWriteTokens",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "totalTokens" => Some(0),
+                        "inputTokens" => Some(1),
+                        "outputTokens" => Some(2),
+                        "thoughtTokens" => Some(3),
+                        "cachedReadTokens" => Some(4),
+                        "cachedWriteTokens" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_total_tokens: Option<u64> = None;
                 let mut field_input_tokens: Option<u64> = None;
                 let mut field_output_tokens: Option<u64> = None;
@@ -38013,7 +39688,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut field_cached_write_tokens: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38213,7 +39888,7 @@ pub struct UsageUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38253,12 +39928,22 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 };
 
                 const NAMES: &[&str] = &["used", "size", "cost", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "used" => Some(0),
+                        "size" => Some(1),
+                        "cost" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_used: Option<u64> = None;
                 let mut field_size: Option<u64> = None;
                 let mut field_cost: Option<Patch<Cost>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_used, "used", map.next_value::<u64>()?)?
@@ -38381,7 +40066,7 @@ pub struct WaitForTerminalExitRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38420,11 +40105,20 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "terminalId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38531,7 +40225,7 @@ pub struct WaitForTerminalExitResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38570,11 +40264,20 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                 };
 
                 const NAMES: &[&str] = &["exitCode", "signal", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "exitCode" => Some(0),
+                        "signal" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_exit_code: Option<Patch<u32>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38717,7 +40420,7 @@ pub struct WriteTextFileRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38757,12 +40460,22 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "path", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "path" => Some(1),
+                        "content" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_path: Option<String> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38873,7 +40586,7 @@ pub struct WriteTextFileResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38910,9 +40623,16 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(

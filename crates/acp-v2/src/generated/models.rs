@@ -76,7 +76,7 @@ pub struct AgentAuthCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -115,12 +115,21 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta", #[cfg(feature = "unstable")] "status"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        #[cfg(feature = "unstable")]
+                        "status" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
 
                 #[cfg(feature = "unstable")]
                 let mut field_status: Option<Patch<AuthStatusCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -268,7 +277,7 @@ pub struct AgentCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -315,6 +324,17 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                     #[cfg(feature = "unstable")]
                     "providers",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "session" => Some(0),
+                        "auth" => Some(1),
+                        "_meta" => Some(2),
+                        #[cfg(feature = "unstable")]
+                        "providers" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session: Option<Patch<SessionCapabilities>> = None;
                 let mut field_auth: Option<Patch<AgentAuthCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
@@ -322,7 +342,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_providers: Option<Patch<ProvidersCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -516,7 +536,7 @@ pub struct AgentMessage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -555,11 +575,20 @@ impl<'de> Deserialize<'de> for AgentMessage {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1206,7 +1235,7 @@ pub struct AgentThought {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1245,11 +1274,20 @@ impl<'de> Deserialize<'de> for AgentThought {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1385,7 +1423,7 @@ pub struct Annotations {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1430,12 +1468,22 @@ impl<'de> Deserialize<'de> for Annotations {
                     "priority",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "audience" => Some(0),
+                        "lastModified" => Some(1),
+                        "priority" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_audience: Option<Patch<Vec<Role>>> = None;
                 let mut field_last_modified: Option<Patch<String>> = None;
                 let mut field_priority: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1615,7 +1663,7 @@ pub struct ArchiveSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1655,10 +1703,18 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1753,7 +1809,7 @@ pub struct ArchiveSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1792,9 +1848,16 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -1885,7 +1948,7 @@ pub struct AudioContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -1925,12 +1988,22 @@ impl<'de> Deserialize<'de> for AudioContent {
                 };
 
                 const NAMES: &[&str] = &["data", "mimeType", "annotations", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "data" => Some(0),
+                        "mimeType" => Some(1),
+                        "annotations" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_data: Option<String> = None;
                 let mut field_mime_type: Option<MediaType> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2090,7 +2163,7 @@ pub struct AuthAccount {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2141,6 +2214,18 @@ impl<'de> Deserialize<'de> for AuthAccount {
                     "organization",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "label" => Some(0),
+                        "active" => Some(1),
+                        "name" => Some(2),
+                        "email" => Some(3),
+                        "organization" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_label: Option<String> = None;
                 let mut field_active: Option<Patch<bool>> = None;
                 let mut field_name: Option<Patch<String>> = None;
@@ -2148,7 +2233,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 let mut field_organization: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2467,7 +2552,7 @@ pub struct AuthMethodAgent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2507,12 +2592,22 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 };
 
                 const NAMES: &[&str] = &["methodId", "name", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "methodId" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -2696,7 +2791,7 @@ pub struct AuthMethodTerminal {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -2745,6 +2840,18 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                     "env",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "methodId" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "args" => Some(3),
+                        "env" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
@@ -2752,7 +2859,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 let mut field_env: Option<Option<Vec<EnvVariable>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3041,7 +3148,7 @@ pub struct AuthStatusCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3080,9 +3187,16 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3173,7 +3287,7 @@ pub struct AuthStatusRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3212,9 +3326,16 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3312,7 +3433,7 @@ pub struct AuthStatusResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3353,11 +3474,20 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 };
 
                 const NAMES: &[&str] = &["state", "accounts", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "state" => Some(0),
+                        "accounts" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3490,7 +3620,7 @@ pub struct AuthStatusUpdateNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3531,11 +3661,20 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 };
 
                 const NAMES: &[&str] = &["state", "accounts", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "state" => Some(0),
+                        "accounts" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_state: Option<AuthState> = None;
                 let mut field_accounts: Option<Option<Vec<AuthAccount>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3838,7 +3977,7 @@ pub struct AvailableCommandsUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -3876,10 +4015,18 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 };
 
                 const NAMES: &[&str] = &["availableCommands", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "availableCommands" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_available_commands: Option<Vec<AvailableCommand>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -3983,7 +4130,7 @@ pub struct BackgroundSubagent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4023,10 +4170,18 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4119,7 +4274,7 @@ pub struct BackgroundTerminal {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4157,10 +4312,18 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                 };
 
                 const NAMES: &[&str] = &["terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4252,7 +4415,7 @@ pub struct BackgroundToolCall {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4290,10 +4453,18 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                 };
 
                 const NAMES: &[&str] = &["toolCallId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCallId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4552,7 +4723,7 @@ pub struct BlobResourceContents {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4592,12 +4763,22 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 };
 
                 const NAMES: &[&str] = &["blob", "uri", "mimeType", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "blob" => Some(0),
+                        "uri" => Some(1),
+                        "mimeType" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_blob: Option<String> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4733,7 +4914,7 @@ pub struct BooleanPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4773,12 +4954,22 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 };
 
                 const NAMES: &[&str] = &["title", "description", "default", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "default" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_default: Option<Patch<bool>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -4945,7 +5136,7 @@ pub struct CancelRequestNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -4983,10 +5174,18 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 };
 
                 const NAMES: &[&str] = &["requestId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_request_id: Option<RequestId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5080,7 +5279,7 @@ pub struct CancelSessionNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5118,10 +5317,18 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5228,7 +5435,7 @@ pub struct CancelTerminalRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5267,11 +5474,20 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "terminalId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5372,7 +5588,7 @@ pub struct CancelTerminalResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5409,9 +5625,16 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5508,7 +5731,7 @@ pub struct CancelToolCallRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5547,11 +5770,20 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "toolCallId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "toolCallId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5652,7 +5884,7 @@ pub struct CancelToolCallResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5689,9 +5921,16 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5771,7 +6010,7 @@ pub struct CancelledPermissionOutcome {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5808,9 +6047,16 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -5902,7 +6148,7 @@ pub struct ClientAuthCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -5940,10 +6186,18 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                 };
 
                 const NAMES: &[&str] = &["terminal", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminal" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal: Option<Patch<TerminalAuthCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6072,7 +6326,7 @@ pub struct ClientCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6111,11 +6365,20 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 };
 
                 const NAMES: &[&str] = &["auth", "elicitation", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "auth" => Some(0),
+                        "elicitation" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_auth: Option<Patch<ClientAuthCapabilities>> = None;
                 let mut field_elicitation: Option<Patch<ElicitationCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -6913,7 +7176,7 @@ pub struct CloseSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -6951,10 +7214,18 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7043,7 +7314,7 @@ pub struct CloseSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7080,9 +7351,16 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7175,7 +7453,7 @@ pub struct Command {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7215,12 +7493,22 @@ impl<'de> Deserialize<'de> for Command {
                 };
 
                 const NAMES: &[&str] = &["name", "description", "input", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "description" => Some(1),
+                        "input" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<String> = None;
                 let mut field_input: Option<Patch<AvailableCommandInput>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7357,7 +7645,7 @@ pub struct CommandPermissionSubject {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7404,13 +7692,24 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                     "terminalId",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "command" => Some(0),
+                        "cwd" => Some(1),
+                        "toolCallId" => Some(2),
+                        "terminalId" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_command: Option<String> = None;
                 let mut field_cwd: Option<AbsolutePath> = None;
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
                 let mut field_terminal_id: Option<Patch<TerminalId>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7714,7 +8013,7 @@ pub struct CompactionSummaryChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7753,11 +8052,20 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 };
 
                 const NAMES: &[&str] = &["compactionId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "compactionId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -7878,7 +8186,7 @@ pub struct CompactionUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -7925,13 +8233,24 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                     "error",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "compactionId" => Some(0),
+                        "status" => Some(1),
+                        "summary" => Some(2),
+                        "error" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_compaction_id: Option<CompactionId> = None;
                 let mut field_status: Option<CompactionStatus> = None;
                 let mut field_summary: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_error: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8093,7 +8412,7 @@ pub struct CompleteElicitationNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8131,10 +8450,18 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 };
 
                 const NAMES: &[&str] = &["elicitationId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "elicitationId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8226,7 +8553,7 @@ pub struct ConfigOptionUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8264,10 +8591,18 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 };
 
                 const NAMES: &[&str] = &["configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configOptions" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8364,7 +8699,7 @@ pub struct Content {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8402,10 +8737,18 @@ impl<'de> Deserialize<'de> for Content {
                 };
 
                 const NAMES: &[&str] = &["content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8709,7 +9052,7 @@ pub struct ContentChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8748,11 +9091,20 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -8858,7 +9210,7 @@ pub struct Cost {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -8897,11 +9249,20 @@ impl<'de> Deserialize<'de> for Cost {
                 };
 
                 const NAMES: &[&str] = &["amount", "currency", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "amount" => Some(0),
+                        "currency" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_amount: Option<::acp_support::Number> = None;
                 let mut field_currency: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9023,7 +9384,7 @@ pub struct CreateElicitationRequest {
     #[serde(flatten)]
     pub mode: CreateElicitationRequestMode,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9062,10 +9423,18 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 };
 
                 const NAMES: &[&str] = &["message", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "message" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_message: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9273,7 +9642,7 @@ pub struct CreateElicitationResponse {
     #[serde(flatten)]
     pub action: CreateElicitationResponseAction,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9311,9 +9680,16 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9516,7 +9892,7 @@ pub struct DeleteSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9554,10 +9930,18 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9646,7 +10030,7 @@ pub struct DeleteSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9683,9 +10067,16 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9782,7 +10173,7 @@ pub struct Diff {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -9821,11 +10212,20 @@ impl<'de> Deserialize<'de> for Diff {
                 };
 
                 const NAMES: &[&str] = &["changes", "patch", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "changes" => Some(0),
+                        "patch" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_changes: Option<Vec<DiffChange>> = None;
                 let mut field_patch: Option<Patch<DiffPatch>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -9961,7 +10361,7 @@ pub struct DiffChange {
     #[serde(flatten)]
     pub operation: DiffChangeOperation,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10001,11 +10401,20 @@ impl<'de> Deserialize<'de> for DiffChange {
                 };
 
                 const NAMES: &[&str] = &["fileType", "mimeType", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "fileType" => Some(0),
+                        "mimeType" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_file_type: Option<Patch<DiffFileType>> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10364,7 +10773,7 @@ pub struct DiffPatch {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10403,11 +10812,20 @@ impl<'de> Deserialize<'de> for DiffPatch {
                 };
 
                 const NAMES: &[&str] = &["format", "text", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "format" => Some(0),
+                        "text" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_format: Option<DiffPatchFormat> = None;
                 let mut field_text: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10604,7 +11022,7 @@ pub struct DiffPathChange {
     /// Absolute path for the operation.
     pub path: AbsolutePath,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10641,9 +11059,16 @@ impl<'de> Deserialize<'de> for DiffPathChange {
                 };
 
                 const NAMES: &[&str] = &["path"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "path" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_path: Option<AbsolutePath> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10703,7 +11128,7 @@ pub struct DiffPathPairChange {
     /// Absolute path after the operation.
     pub path: AbsolutePath,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10741,10 +11166,18 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
                 };
 
                 const NAMES: &[&str] = &["oldPath", "path"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "oldPath" => Some(0),
+                        "path" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_old_path: Option<AbsolutePath> = None;
                 let mut field_path: Option<AbsolutePath> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10826,7 +11259,7 @@ pub struct DisableProviderRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -10866,10 +11299,18 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 };
 
                 const NAMES: &[&str] = &["providerId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -10964,7 +11405,7 @@ pub struct DisableProviderResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11003,9 +11444,16 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11084,7 +11532,7 @@ pub struct ElicitationAcceptAction {
     #[serde(skip_serializing_if = "Patch::is_absent")]
     pub content: Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11121,11 +11569,18 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 };
 
                 const NAMES: &[&str] = &["content"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<
                     Patch<::acp_support::OrderedMap<ElicitationContentValue>>,
                 > = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11219,7 +11674,7 @@ pub struct ElicitationCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11258,11 +11713,20 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 };
 
                 const NAMES: &[&str] = &["form", "url", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "form" => Some(0),
+                        "url" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_form: Option<Patch<ElicitationFormCapabilities>> = None;
                 let mut field_url: Option<Patch<ElicitationUrlCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11423,7 +11887,7 @@ pub struct ElicitationFormCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11460,9 +11924,16 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11541,7 +12012,7 @@ pub struct ElicitationFormMode {
     #[serde(flatten)]
     pub scope: ElicitationFormModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11579,9 +12050,16 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                 };
 
                 const NAMES: &[&str] = &["requestedSchema"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestedSchema" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_requested_schema: Option<ElicitationSchema> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11866,7 +12344,7 @@ pub struct ElicitationRequestScope {
     #[serde(rename = "requestId")]
     pub request_id: RequestId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -11903,9 +12381,16 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                 };
 
                 const NAMES: &[&str] = &["requestId"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requestId" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_request_id: Option<RequestId> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -11990,7 +12475,7 @@ pub struct ElicitationSchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12039,6 +12524,18 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                     "description",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "type" => Some(0),
+                        "title" => Some(1),
+                        "properties" => Some(2),
+                        "required" => Some(3),
+                        "description" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_type_: Option<ElicitationSchemaType> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_properties: Option<
@@ -12048,7 +12545,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12287,7 +12784,7 @@ pub struct ElicitationSessionScope {
     #[serde(rename = "toolCallId", skip_serializing_if = "Patch::is_absent")]
     pub tool_call_id: Patch<ToolCallId>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12325,10 +12822,18 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "toolCallId"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "toolCallId" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_tool_call_id: Option<Patch<ToolCallId>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12419,7 +12924,7 @@ pub struct ElicitationUrlCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12456,9 +12961,16 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12539,7 +13051,7 @@ pub struct ElicitationUrlMode {
     #[serde(flatten)]
     pub scope: ElicitationUrlModeScope,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12578,10 +13090,18 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 };
 
                 const NAMES: &[&str] = &["elicitationId", "url"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "elicitationId" => Some(0),
+                        "url" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_elicitation_id: Option<ElicitationId> = None;
                 let mut field_url: Option<String> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12680,7 +13200,7 @@ pub struct EmbeddedResource {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12719,11 +13239,20 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 };
 
                 const NAMES: &[&str] = &["resource", "annotations", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "resource" => Some(0),
+                        "annotations" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_resource: Option<EmbeddedResourceResource> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -12859,7 +13388,7 @@ pub struct EnumOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -12899,12 +13428,22 @@ impl<'de> Deserialize<'de> for EnumOption {
                 };
 
                 const NAMES: &[&str] = &["const", "title", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "const" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_const_: Option<String> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13033,7 +13572,7 @@ pub struct EnvVariable {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13072,11 +13611,20 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 };
 
                 const NAMES: &[&str] = &["name", "value", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "value" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13186,7 +13734,7 @@ pub struct Error {
     #[serde(skip_serializing_if = "Patch::is_absent")]
     pub data: Patch<ErrorData>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13225,11 +13773,20 @@ impl<'de> Deserialize<'de> for Error {
                 };
 
                 const NAMES: &[&str] = &["code", "message", "data"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "code" => Some(0),
+                        "message" => Some(1),
+                        "data" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_code: Option<ErrorCode> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Patch<ErrorData>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13452,7 +14009,7 @@ pub struct ErrorStopReason {
     #[serde(skip_serializing_if = "Patch::is_absent")]
     pub error: Patch<Error>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13489,9 +14046,16 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                 };
 
                 const NAMES: &[&str] = &["error"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "error" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_error: Option<Patch<Error>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13654,7 +14218,7 @@ pub struct ForkSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13705,6 +14269,18 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                     "systemPrompt",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "mcpServers" => Some(3),
+                        "systemPrompt" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<AbsolutePath> = None;
                 let mut field_additional_directories: Option<
@@ -13714,7 +14290,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -13894,7 +14470,7 @@ pub struct ForkSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -13941,6 +14517,16 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                     "availableCommands",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "configOptions" => Some(1),
+                        "availableCommands" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
                 let mut field_available_commands: Option<
@@ -13948,7 +14534,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14089,7 +14675,7 @@ pub struct HttpHeader {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14128,11 +14714,20 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 };
 
                 const NAMES: &[&str] = &["name", "value", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "value" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_value: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14253,7 +14848,7 @@ pub struct Icon {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14294,13 +14889,24 @@ impl<'de> Deserialize<'de> for Icon {
                 };
 
                 const NAMES: &[&str] = &["src", "mimeType", "sizes", "theme", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "src" => Some(0),
+                        "mimeType" => Some(1),
+                        "sizes" => Some(2),
+                        "theme" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_src: Option<String> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_sizes: Option<Patch<Vec<String>>> = None;
                 let mut field_theme: Option<Patch<IconTheme>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_src, "src", map.next_value::<String>()?)?
@@ -14597,7 +15203,7 @@ pub struct IdleStateUpdate {
     #[serde(flatten)]
     pub stop_reason: IdleStateUpdateStopReason,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -14643,13 +15249,23 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                     #[cfg(feature = "unstable")]
                     "usage",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "background" => Some(0),
+                        "_meta" => Some(1),
+                        #[cfg(feature = "unstable")]
+                        "usage" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
 
                 #[cfg(feature = "unstable")]
                 let mut field_usage: Option<Patch<Usage>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -14987,7 +15603,7 @@ pub struct ImageContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15034,13 +15650,24 @@ impl<'de> Deserialize<'de> for ImageContent {
                     "annotations",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "data" => Some(0),
+                        "mimeType" => Some(1),
+                        "uri" => Some(2),
+                        "annotations" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_data: Option<String> = None;
                 let mut field_mime_type: Option<MediaType> = None;
                 let mut field_uri: Option<Patch<String>> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15208,7 +15835,7 @@ pub struct Implementation {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15248,12 +15875,22 @@ impl<'de> Deserialize<'de> for Implementation {
                 };
 
                 const NAMES: &[&str] = &["name", "title", "version", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "title" => Some(1),
+                        "version" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_version: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15438,7 +16075,7 @@ pub struct InitializeRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15483,12 +16120,22 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                     "capabilities",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "protocolVersion" => Some(0),
+                        "info" => Some(1),
+                        "capabilities" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_protocol_version: Option<ProtocolVersion> = None;
                 let mut field_info: Option<Implementation> = None;
                 let mut field_capabilities: Option<Option<ClientCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15638,7 +16285,7 @@ pub struct InitializeResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15685,13 +16332,24 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                     "authMethods",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "protocolVersion" => Some(0),
+                        "info" => Some(1),
+                        "capabilities" => Some(2),
+                        "authMethods" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_protocol_version: Option<ProtocolVersion> = None;
                 let mut field_info: Option<Implementation> = None;
                 let mut field_capabilities: Option<Option<AgentCapabilities>> = None;
                 let mut field_auth_methods: Option<Option<Vec<AuthMethod>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -15862,7 +16520,7 @@ pub struct IntegerPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -15911,6 +16569,18 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minimum" => Some(2),
+                        "maximum" => Some(3),
+                        "default" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_minimum: Option<Patch<i64>> = None;
@@ -15918,7 +16588,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 let mut field_default: Option<Patch<i64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16130,7 +16800,7 @@ pub struct ListProvidersRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16169,9 +16839,16 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16259,7 +16936,7 @@ pub struct ListProvidersResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16299,10 +16976,18 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 };
 
                 const NAMES: &[&str] = &["providers", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providers" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_providers: Option<Vec<ProviderInfo>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16417,7 +17102,7 @@ pub struct ListSessionsRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16464,6 +17149,17 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                     #[cfg(feature = "unstable")]
                     "archived",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cwd" => Some(0),
+                        "cursor" => Some(1),
+                        "_meta" => Some(2),
+                        #[cfg(feature = "unstable")]
+                        "archived" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_cwd: Option<Patch<AbsolutePath>> = None;
                 let mut field_cursor: Option<Patch<SessionListCursor>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
@@ -16471,7 +17167,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<SessionArchiveFilter>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16633,7 +17329,7 @@ pub struct ListSessionsResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16672,11 +17368,20 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 };
 
                 const NAMES: &[&str] = &["sessions", "nextCursor", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessions" => Some(0),
+                        "nextCursor" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_sessions: Option<Vec<SessionInfo>> = None;
                 let mut field_next_cursor: Option<Patch<SessionListCursor>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -16938,7 +17643,7 @@ pub struct LoginAuthRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -16976,10 +17681,18 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                 };
 
                 const NAMES: &[&str] = &["methodId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "methodId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_method_id: Option<AuthMethodId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17068,7 +17781,7 @@ pub struct LoginAuthResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17105,9 +17818,16 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17193,7 +17913,7 @@ pub struct LogoutAuthRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17230,9 +17950,16 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17312,7 +18039,7 @@ pub struct LogoutAuthResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17349,9 +18076,16 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17438,7 +18172,7 @@ pub struct McpAcpCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17477,9 +18211,16 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17583,7 +18324,7 @@ pub struct McpCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17630,6 +18371,17 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                     #[cfg(feature = "unstable")]
                     "acp",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "stdio" => Some(0),
+                        "http" => Some(1),
+                        "_meta" => Some(2),
+                        #[cfg(feature = "unstable")]
+                        "acp" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_stdio: Option<Patch<McpStdioCapabilities>> = None;
                 let mut field_http: Option<Patch<McpHttpCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
@@ -17637,7 +18389,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_acp: Option<Patch<McpAcpCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -17814,7 +18566,7 @@ pub struct McpError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::serde_json::Value>,
     /// Properties beyond those the schema names (`additionalProperties`), kept as received, in order.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17855,11 +18607,20 @@ impl<'de> Deserialize<'de> for McpError {
                 };
 
                 const NAMES: &[&str] = &["code", "message", "data"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "code" => Some(0),
+                        "message" => Some(1),
+                        "data" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_code: Option<i32> = None;
                 let mut field_message: Option<String> = None;
                 let mut field_data: Option<Option<::serde_json::Value>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_code, "code", map.next_value::<i32>()?)?
@@ -17949,7 +18710,7 @@ pub struct McpHttpCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -17986,9 +18747,16 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18270,7 +19038,7 @@ pub struct McpServerAcp {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18311,11 +19079,20 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 };
 
                 const NAMES: &[&str] = &["name", "serverId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "serverId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18469,7 +19246,7 @@ pub struct McpServerHttp {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18509,12 +19286,22 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 };
 
                 const NAMES: &[&str] = &["name", "url", "headers", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "url" => Some(1),
+                        "headers" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_url: Option<String> = None;
                 let mut field_headers: Option<Option<Vec<HttpHeader>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18635,7 +19422,7 @@ pub struct McpServerStdio {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18676,13 +19463,24 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 };
 
                 const NAMES: &[&str] = &["name", "command", "args", "env", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "command" => Some(1),
+                        "args" => Some(2),
+                        "env" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_command: Option<AbsolutePath> = None;
                 let mut field_args: Option<Option<Vec<String>>> = None;
                 let mut field_env: Option<Option<Vec<EnvVariable>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -18814,7 +19612,7 @@ pub struct McpStdioCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -18851,9 +19649,16 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19023,7 +19828,7 @@ pub struct MessageMcpNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19072,13 +19877,24 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                     "params",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "serverId" => Some(0),
+                        "requestId" => Some(1),
+                        "method" => Some(2),
+                        "params" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_request_id: Option<McpRequestId> = None;
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19228,7 +20044,7 @@ pub struct MessageMcpRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19277,13 +20093,24 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                     "params",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "serverId" => Some(0),
+                        "requestId" => Some(1),
+                        "method" => Some(2),
+                        "params" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_server_id: Option<McpServerAcpId> = None;
                 let mut field_request_id: Option<McpRequestId> = None;
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Patch<JsonObject>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19442,7 +20269,7 @@ pub struct MessageMcpResponseError {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19482,10 +20309,18 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 };
 
                 const NAMES: &[&str] = &["error", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "error" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_error: Option<McpError> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19579,7 +20414,7 @@ pub struct MessageMcpResponseResult {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19619,10 +20454,18 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 };
 
                 const NAMES: &[&str] = &["result", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "result" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_result: Option<::serde_json::Value> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -19827,7 +20670,7 @@ pub struct MultiSelectPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -19878,6 +20721,19 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minItems" => Some(2),
+                        "maxItems" => Some(3),
+                        "items" => Some(4),
+                        "default" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_min_items: Option<Patch<u64>> = None;
@@ -19886,7 +20742,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 let mut field_default: Option<Patch<Vec<String>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20130,7 +20986,7 @@ pub struct NewSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20179,6 +21035,18 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                     #[cfg(feature = "unstable")]
                     "systemPrompt",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cwd" => Some(0),
+                        "additionalDirectories" => Some(1),
+                        "mcpServers" => Some(2),
+                        "_meta" => Some(3),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_cwd: Option<AbsolutePath> = None;
                 let mut field_additional_directories: Option<
                     Option<Vec<AbsolutePath>>,
@@ -20189,7 +21057,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20368,7 +21236,7 @@ pub struct NewSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20413,6 +21281,16 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                     "availableCommands",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "configOptions" => Some(1),
+                        "availableCommands" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
                 let mut field_available_commands: Option<
@@ -20420,7 +21298,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20571,7 +21449,7 @@ pub struct Notice {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20611,12 +21489,22 @@ impl<'de> Deserialize<'de> for Notice {
                 };
 
                 const NAMES: &[&str] = &["severity", "title", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "severity" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_severity: Option<NoticeSeverity> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -20871,7 +21759,7 @@ pub struct NumberPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -20920,6 +21808,18 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                     "default",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minimum" => Some(2),
+                        "maximum" => Some(3),
+                        "default" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_minimum: Option<Patch<::acp_support::Number>> = None;
@@ -20927,7 +21827,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 let mut field_default: Option<Patch<::acp_support::Number>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21143,7 +22043,7 @@ pub struct PermissionOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21183,12 +22083,22 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 };
 
                 const NAMES: &[&str] = &["optionId", "name", "kind", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "optionId" => Some(0),
+                        "name" => Some(1),
+                        "kind" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_kind: Option<PermissionOptionKind> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21458,7 +22368,7 @@ pub struct PlanEntry {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21498,12 +22408,22 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 };
 
                 const NAMES: &[&str] = &["content", "priority", "status", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "content" => Some(0),
+                        "priority" => Some(1),
+                        "status" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_content: Option<String> = None;
                 let mut field_priority: Option<PlanEntryPriority> = None;
                 let mut field_status: Option<PlanEntryStatus> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -21848,7 +22768,7 @@ pub struct PlanFile {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -21889,11 +22809,20 @@ impl<'de> Deserialize<'de> for PlanFile {
                 };
 
                 const NAMES: &[&str] = &["planId", "uri", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "uri" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22031,7 +22960,7 @@ pub struct PlanItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22070,11 +22999,20 @@ impl<'de> Deserialize<'de> for PlanItems {
                 };
 
                 const NAMES: &[&str] = &["planId", "entries", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "entries" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_entries: Option<Vec<PlanEntry>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22186,7 +23124,7 @@ pub struct PlanMarkdown {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22227,11 +23165,20 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 };
 
                 const NAMES: &[&str] = &["planId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_content: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22338,7 +23285,7 @@ pub struct PlanRemoved {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22378,10 +23325,18 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 };
 
                 const NAMES: &[&str] = &["planId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "planId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_plan_id: Option<PlanId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22473,7 +23428,7 @@ pub struct PlanUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22511,10 +23466,18 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 };
 
                 const NAMES: &[&str] = &["plan", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "plan" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_plan: Option<PlanUpdateContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22746,7 +23709,7 @@ pub struct PromptAudioCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22783,9 +23746,16 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -22897,7 +23867,7 @@ pub struct PromptCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -22937,6 +23907,16 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 };
 
                 const NAMES: &[&str] = &["image", "audio", "embeddedContext", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "image" => Some(0),
+                        "audio" => Some(1),
+                        "embeddedContext" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_image: Option<Patch<PromptImageCapabilities>> = None;
                 let mut field_audio: Option<Patch<PromptAudioCapabilities>> = None;
                 let mut field_embedded_context: Option<
@@ -22944,7 +23924,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23116,7 +24096,7 @@ pub struct PromptEmbeddedContextCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23153,9 +24133,16 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23237,7 +24224,7 @@ pub struct PromptImageCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23274,9 +24261,16 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23380,7 +24374,7 @@ pub struct PromptRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23419,11 +24413,20 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "prompt", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "prompt" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_prompt: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23542,7 +24545,7 @@ pub struct PromptResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23580,10 +24583,18 @@ impl<'de> Deserialize<'de> for PromptResponse {
                 };
 
                 const NAMES: &[&str] = &["messageId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23708,7 +24719,7 @@ pub struct ProviderCurrentConfig {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23749,11 +24760,20 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 };
 
                 const NAMES: &[&str] = &["apiType", "baseUrl", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "apiType" => Some(0),
+                        "baseUrl" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -23913,7 +24933,7 @@ pub struct ProviderInfo {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -23962,13 +24982,24 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                     "current",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "supported" => Some(1),
+                        "required" => Some(2),
+                        "current" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_supported: Option<Vec<LlmProtocol>> = None;
                 let mut field_required: Option<bool> = None;
                 let mut field_current: Option<Patch<ProviderCurrentConfig>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24116,7 +25147,7 @@ pub struct ProvidersCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24155,9 +25186,16 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24482,7 +25520,7 @@ pub struct ProxySuccessorNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24523,11 +25561,20 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 };
 
                 const NAMES: &[&str] = &["method", "params", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "method" => Some(0),
+                        "params" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24668,7 +25715,7 @@ pub struct ProxySuccessorRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24709,11 +25756,20 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 };
 
                 const NAMES: &[&str] = &["method", "params", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "method" => Some(0),
+                        "params" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_method: Option<String> = None;
                 let mut field_params: Option<Option<::serde_json::Value>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -24927,7 +25983,7 @@ pub struct ReplayFromStart {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -24964,9 +26020,16 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25211,7 +26274,7 @@ pub struct RequestPermissionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25260,6 +26323,18 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                     "options",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "subject" => Some(3),
+                        "options" => Some(4),
+                        "_meta" => Some(5),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
@@ -25267,7 +26342,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 let mut field_options: Option<Vec<PermissionOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25430,7 +26505,7 @@ pub struct RequestPermissionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25468,10 +26543,18 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 };
 
                 const NAMES: &[&str] = &["outcome", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "outcome" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_outcome: Option<RequestPermissionOutcome> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25689,7 +26772,7 @@ pub struct RequiresActionStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25727,10 +26810,18 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["background", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "background" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -25873,7 +26964,7 @@ pub struct ResourceLink {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -25928,6 +27019,21 @@ impl<'de> Deserialize<'de> for ResourceLink {
                     "annotations",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "name" => Some(0),
+                        "uri" => Some(1),
+                        "title" => Some(2),
+                        "description" => Some(3),
+                        "icons" => Some(4),
+                        "mimeType" => Some(5),
+                        "size" => Some(6),
+                        "annotations" => Some(7),
+                        "_meta" => Some(8),
+                        _ => None,
+                    }
+                }
                 let mut field_name: Option<String> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_title: Option<Patch<String>> = None;
@@ -25938,7 +27044,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26248,7 +27354,7 @@ pub struct ResumeSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26301,6 +27407,20 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                     #[cfg(feature = "unstable")]
                     "systemPrompt",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "mcpServers" => Some(3),
+                        "replayFrom" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<AbsolutePath> = None;
                 let mut field_additional_directories: Option<
@@ -26313,7 +27433,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 #[cfg(feature = "unstable")]
                 let mut field_system_prompt: Option<Patch<SystemPrompt>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26519,7 +27639,7 @@ pub struct ResumeSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26558,13 +27678,22 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["configOptions", "availableCommands", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configOptions" => Some(0),
+                        "availableCommands" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_config_options: Option<Option<Vec<SessionConfigOption>>> = None;
                 let mut field_available_commands: Option<
                     Option<Vec<AvailableCommand>>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26799,7 +27928,7 @@ pub struct RunningStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26837,10 +27966,18 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["background", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "background" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -26952,7 +28089,7 @@ pub struct SelectedPermissionOutcome {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -26990,10 +28127,18 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 };
 
                 const NAMES: &[&str] = &["optionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "optionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_option_id: Option<PermissionOptionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27087,7 +28232,7 @@ pub struct SessionAdditionalDirectoriesCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27124,9 +28269,16 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27214,7 +28366,7 @@ pub struct SessionArchiveCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27253,9 +28405,16 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27465,7 +28624,7 @@ pub struct SessionCancelCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27504,9 +28663,16 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -27685,7 +28851,7 @@ pub struct SessionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -27752,6 +28918,27 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                     #[cfg(feature = "unstable")]
                     "title",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "prompt" => Some(0),
+                        "mcp" => Some(1),
+                        "delete" => Some(2),
+                        "additionalDirectories" => Some(3),
+                        "_meta" => Some(4),
+                        #[cfg(feature = "unstable")]
+                        "systemPrompt" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "fork" => Some(6),
+                        #[cfg(feature = "unstable")]
+                        "archive" => Some(7),
+                        #[cfg(feature = "unstable")]
+                        "status" => Some(8),
+                        #[cfg(feature = "unstable")]
+                        "title" => Some(9),
+                        _ => None,
+                    }
+                }
                 let mut field_prompt: Option<Patch<PromptCapabilities>> = None;
                 let mut field_mcp: Option<Patch<McpCapabilities>> = None;
                 let mut field_delete: Option<Patch<SessionDeleteCapabilities>> = None;
@@ -27777,7 +28964,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 #[cfg(feature = "unstable")]
                 let mut field_title: Option<Patch<SessionTitleCapabilities>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28147,7 +29334,7 @@ pub struct SessionConfigBoolean {
     #[serde(rename = "currentValue")]
     pub current_value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28184,9 +29371,16 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                 };
 
                 const NAMES: &[&str] = &["currentValue"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentValue" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_current_value: Option<bool> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28336,7 +29530,7 @@ pub struct SessionConfigOption {
     #[serde(flatten)]
     pub type_: SessionConfigOptionType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28384,13 +29578,24 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                     "category",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configId" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "category" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_config_id: Option<SessionConfigId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_category: Option<Patch<SessionConfigOptionCategory>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28773,7 +29978,7 @@ pub struct SessionConfigSelect {
     /// unique within the option, including across groups.
     pub options: SessionConfigSelectOptions,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28811,10 +30016,18 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 };
 
                 const NAMES: &[&str] = &["currentValue", "options"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "currentValue" => Some(0),
+                        "options" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_current_value: Option<SessionConfigValueId> = None;
                 let mut field_options: Option<SessionConfigSelectOptions> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -28895,7 +30108,7 @@ pub struct SessionConfigSelectGroup {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -28935,12 +30148,22 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 };
 
                 const NAMES: &[&str] = &["groupId", "name", "options", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "groupId" => Some(0),
+                        "name" => Some(1),
+                        "options" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_group_id: Option<SessionConfigGroupId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_options: Option<Vec<SessionConfigSelectOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29066,7 +30289,7 @@ pub struct SessionConfigSelectOption {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29106,12 +30329,22 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 };
 
                 const NAMES: &[&str] = &["value", "name", "description", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        "name" => Some(1),
+                        "description" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<SessionConfigValueId> = None;
                 let mut field_name: Option<String> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29283,7 +30516,7 @@ pub struct SessionDeleteCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29320,9 +30553,16 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29409,7 +30649,7 @@ pub struct SessionForkCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29448,9 +30688,16 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29604,7 +30851,7 @@ pub struct SessionInfo {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29657,6 +30904,20 @@ impl<'de> Deserialize<'de> for SessionInfo {
                     #[cfg(feature = "unstable")]
                     "archived",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "cwd" => Some(1),
+                        "additionalDirectories" => Some(2),
+                        "title" => Some(3),
+                        "updatedAt" => Some(4),
+                        "_meta" => Some(5),
+                        #[cfg(feature = "unstable")]
+                        "archived" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_cwd: Option<AbsolutePath> = None;
                 let mut field_additional_directories: Option<
@@ -29669,7 +30930,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 #[cfg(feature = "unstable")]
                 let mut field_archived: Option<Patch<bool>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -29890,7 +31151,7 @@ pub struct SessionInfoUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -29929,11 +31190,20 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 };
 
                 const NAMES: &[&str] = &["title", "updatedAt", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "updatedAt" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_updated_at: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30141,7 +31411,7 @@ pub struct SessionMessage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30194,6 +31464,19 @@ impl<'de> Deserialize<'de> for SessionMessage {
                     "content",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "senderSessionId" => Some(1),
+                        "recipientSessionId" => Some(2),
+                        "senderMessageId" => Some(3),
+                        "recipientMessageId" => Some(4),
+                        "content" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_sender_session_id: Option<Patch<SessionId>> = None;
                 let mut field_recipient_session_id: Option<Patch<SessionId>> = None;
@@ -30202,7 +31485,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30443,7 +31726,7 @@ pub struct SessionMessageChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30484,11 +31767,20 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<ContentBlock> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30596,7 +31888,7 @@ pub struct SessionNotFoundErrorData {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30634,10 +31926,18 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30855,7 +32155,7 @@ pub struct SessionStatusCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -30894,9 +32194,16 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -30991,7 +32298,7 @@ pub struct SessionStatusRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31031,10 +32338,18 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31145,7 +32460,7 @@ pub struct SessionStatusResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31186,11 +32501,20 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 };
 
                 const NAMES: &[&str] = &["status", "state", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "status" => Some(0),
+                        "state" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_status: Option<SessionStatus> = None;
                 let mut field_state: Option<Patch<StateUpdate>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31320,7 +32644,7 @@ pub struct SessionSystemPromptCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31360,10 +32684,18 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 };
 
                 const NAMES: &[&str] = &["mode", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mode" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_mode: Option<Patch<SessionSystemPromptModeCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31491,7 +32823,7 @@ pub struct SessionSystemPromptModeCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31531,12 +32863,20 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                 };
 
                 const NAMES: &[&str] = &["override", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "override" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_override_: Option<
                     Patch<SessionSystemPromptOverrideCapabilities>,
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31657,7 +32997,7 @@ pub struct SessionSystemPromptOverrideCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31696,9 +33036,16 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -31787,7 +33134,7 @@ pub struct SessionTitleCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -31826,9 +33173,16 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32579,7 +33933,7 @@ pub struct SetProviderRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32628,6 +33982,17 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                     "headers",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "providerId" => Some(0),
+                        "apiType" => Some(1),
+                        "baseUrl" => Some(2),
+                        "headers" => Some(3),
+                        "_meta" => Some(4),
+                        _ => None,
+                    }
+                }
                 let mut field_provider_id: Option<ProviderId> = None;
                 let mut field_api_type: Option<LlmProtocol> = None;
                 let mut field_base_url: Option<String> = None;
@@ -32636,7 +34001,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 > = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32778,7 +34143,7 @@ pub struct SetProviderResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32817,9 +34182,16 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -32915,7 +34287,7 @@ pub struct SetSessionConfigOptionRequest {
     #[serde(flatten)]
     pub type_: SetSessionConfigOptionRequestType,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -32955,11 +34327,20 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "configId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "configId" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_config_id: Option<SessionConfigId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut buffered: Vec<(String, ::serde_json::Value)> = Vec::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33173,7 +34554,7 @@ pub struct SetSessionConfigOptionRequestTypeBoolean {
     /// The boolean value.
     pub value: bool,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33210,9 +34591,16 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
                 };
 
                 const NAMES: &[&str] = &["value"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<bool> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33269,7 +34657,7 @@ pub struct SetSessionConfigOptionRequestTypeId {
     /// The value ID.
     pub value: SessionConfigValueId,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33306,9 +34694,16 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeId {
                 };
 
                 const NAMES: &[&str] = &["value"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "value" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_value: Option<SessionConfigValueId> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33373,7 +34768,7 @@ pub struct SetSessionConfigOptionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33411,10 +34806,18 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 };
 
                 const NAMES: &[&str] = &["configOptions", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "configOptions" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_config_options: Option<Vec<SessionConfigOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33532,7 +34935,7 @@ pub struct SetSessionTitleRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33573,11 +34976,20 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "title", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "title" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -33686,7 +35098,7 @@ pub struct SetSessionTitleResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -33726,10 +35138,18 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 };
 
                 const NAMES: &[&str] = &["title", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34121,7 +35541,7 @@ pub struct StringMultiSelectItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34159,10 +35579,18 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 };
 
                 const NAMES: &[&str] = &["enum", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "enum" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_enum_: Option<Vec<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34301,7 +35729,7 @@ pub struct StringPropertySchema {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34358,6 +35786,22 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                     "oneOf",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "title" => Some(0),
+                        "description" => Some(1),
+                        "minLength" => Some(2),
+                        "maxLength" => Some(3),
+                        "pattern" => Some(4),
+                        "format" => Some(5),
+                        "default" => Some(6),
+                        "enum" => Some(7),
+                        "oneOf" => Some(8),
+                        "_meta" => Some(9),
+                        _ => None,
+                    }
+                }
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
                 let mut field_min_length: Option<Patch<u32>> = None;
@@ -34369,7 +35813,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 let mut field_one_of: Option<Patch<Vec<EnumOption>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34681,7 +36125,7 @@ pub struct SubagentSessionCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34721,10 +36165,18 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 };
 
                 const NAMES: &[&str] = &["cancel", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cancel" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_cancel: Option<Patch<SessionCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -34916,7 +36368,7 @@ pub struct SubagentUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -34971,6 +36423,20 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                     "additionalDirectories",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "title" => Some(1),
+                        "description" => Some(2),
+                        "capabilities" => Some(3),
+                        "state" => Some(4),
+                        "cwd" => Some(5),
+                        "additionalDirectories" => Some(6),
+                        "_meta" => Some(7),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_title: Option<Patch<String>> = None;
                 let mut field_description: Option<Patch<String>> = None;
@@ -34980,7 +36446,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 let mut field_additional_directories: Option<Patch<Vec<AbsolutePath>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35258,7 +36724,7 @@ pub struct SystemPrompt {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35299,11 +36765,20 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 };
 
                 const NAMES: &[&str] = &["mode", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "mode" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_mode: Option<SystemPromptMode> = None;
                 let mut field_content: Option<Vec<ContentBlock>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35541,7 +37016,7 @@ pub struct Terminal {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35579,10 +37054,18 @@ impl<'de> Deserialize<'de> for Terminal {
                 };
 
                 const NAMES: &[&str] = &["terminalId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35675,7 +37158,7 @@ pub struct TerminalAuthCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35712,9 +37195,16 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35796,7 +37286,7 @@ pub struct TerminalCancelCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35833,9 +37323,16 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -35926,7 +37423,7 @@ pub struct TerminalCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -35964,10 +37461,18 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                 };
 
                 const NAMES: &[&str] = &["cancel", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cancel" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_cancel: Option<Patch<TerminalCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36090,7 +37595,7 @@ pub struct TerminalExitStatus {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36129,11 +37634,20 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 };
 
                 const NAMES: &[&str] = &["exitCode", "signal", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "exitCode" => Some(0),
+                        "signal" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_exit_code: Option<Patch<i64>> = None;
                 let mut field_signal: Option<Patch<String>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36304,7 +37818,7 @@ pub struct TerminalOutput {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36342,10 +37856,18 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                 };
 
                 const NAMES: &[&str] = &["data", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "data" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_data: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36440,7 +37962,7 @@ pub struct TerminalOutputChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36479,11 +38001,20 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                 };
 
                 const NAMES: &[&str] = &["terminalId", "data", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "data" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_data: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -36585,7 +38116,7 @@ pub struct TerminalSize {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36624,11 +38155,20 @@ impl<'de> Deserialize<'de> for TerminalSize {
                 };
 
                 const NAMES: &[&str] = &["cols", "rows", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cols" => Some(0),
+                        "rows" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_cols: Option<u16> = None;
                 let mut field_rows: Option<u16> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_cols, "cols", map.next_value::<u16>()?)?
@@ -36754,7 +38294,7 @@ pub struct TerminalUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -36807,6 +38347,20 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                     "capabilities",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "terminalId" => Some(0),
+                        "command" => Some(1),
+                        "cwd" => Some(2),
+                        "output" => Some(3),
+                        "exitStatus" => Some(4),
+                        "size" => Some(5),
+                        "capabilities" => Some(6),
+                        "_meta" => Some(7),
+                        _ => None,
+                    }
+                }
                 let mut field_terminal_id: Option<TerminalId> = None;
                 let mut field_command: Option<Patch<String>> = None;
                 let mut field_cwd: Option<Patch<AbsolutePath>> = None;
@@ -36816,7 +38370,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                 let mut field_capabilities: Option<Patch<TerminalCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37071,7 +38625,7 @@ pub struct TextCommandInput {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37109,10 +38663,18 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                 };
 
                 const NAMES: &[&str] = &["hint", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "hint" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_hint: Option<String> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37208,7 +38770,7 @@ pub struct TextContent {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37247,11 +38809,20 @@ impl<'de> Deserialize<'de> for TextContent {
                 };
 
                 const NAMES: &[&str] = &["text", "annotations", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "text" => Some(0),
+                        "annotations" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_text: Option<String> = None;
                 let mut field_annotations: Option<Patch<Annotations>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37376,7 +38947,7 @@ pub struct TextResourceContents {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37416,12 +38987,22 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 };
 
                 const NAMES: &[&str] = &["text", "uri", "mimeType", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "text" => Some(0),
+                        "uri" => Some(1),
+                        "mimeType" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_text: Option<String> = None;
                 let mut field_uri: Option<String> = None;
                 let mut field_mime_type: Option<Patch<MediaType>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37545,7 +39126,7 @@ pub struct TitledMultiSelectItems {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37583,10 +39164,18 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 };
 
                 const NAMES: &[&str] = &["anyOf", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "anyOf" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_any_of: Option<Vec<EnumOption>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37677,7 +39266,7 @@ pub struct ToolCallCancelCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37714,9 +39303,16 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -37807,7 +39403,7 @@ pub struct ToolCallCapabilities {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -37845,10 +39441,18 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                 };
 
                 const NAMES: &[&str] = &["cancel", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "cancel" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_cancel: Option<Patch<ToolCallCancelCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38099,7 +39703,7 @@ pub struct ToolCallContentChunk {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38138,11 +39742,20 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                 };
 
                 const NAMES: &[&str] = &["toolCallId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCallId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_content: Option<ToolCallContent> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38289,7 +39902,7 @@ pub struct ToolCallLocation {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38328,11 +39941,20 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 };
 
                 const NAMES: &[&str] = &["path", "line", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "path" => Some(0),
+                        "line" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_path: Option<AbsolutePath> = None;
                 let mut field_line: Option<Patch<u32>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38455,7 +40077,7 @@ pub struct ToolCallPermissionSubject {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38493,10 +40115,18 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                 };
 
                 const NAMES: &[&str] = &["toolCall", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCall" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call: Option<ToolCallUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -38779,7 +40409,7 @@ pub struct ToolCallUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -38838,6 +40468,23 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                     "capabilities",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "toolCallId" => Some(0),
+                        "name" => Some(1),
+                        "title" => Some(2),
+                        "kind" => Some(3),
+                        "status" => Some(4),
+                        "content" => Some(5),
+                        "locations" => Some(6),
+                        "rawInput" => Some(7),
+                        "rawOutput" => Some(8),
+                        "capabilities" => Some(9),
+                        "_meta" => Some(10),
+                        _ => None,
+                    }
+                }
                 let mut field_tool_call_id: Option<ToolCallId> = None;
                 let mut field_name: Option<Patch<String>> = None;
                 let mut field_title: Option<Patch<String>> = None;
@@ -38850,7 +40497,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 let mut field_capabilities: Option<Patch<ToolCallCapabilities>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -39336,7 +40983,7 @@ pub struct UnarchiveSessionRequest {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -39376,10 +41023,18 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -39474,7 +41129,7 @@ pub struct UnarchiveSessionResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -39513,9 +41168,16 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                 };
 
                 const NAMES: &[&str] = &["_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "_meta" => Some(0),
+                        _ => None,
+                    }
+                }
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -39619,7 +41281,7 @@ pub struct UnknownStateUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -39659,10 +41321,18 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                 };
 
                 const NAMES: &[&str] = &["background", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "background" => Some(0),
+                        "_meta" => Some(1),
+                        _ => None,
+                    }
+                }
                 let mut field_background: Option<Patch<Vec<BackgroundWork>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -39778,7 +41448,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -39817,11 +41487,20 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                 };
 
                 const NAMES: &[&str] = &["requested", "supported", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "requested" => Some(0),
+                        "supported" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_requested: Option<ProtocolVersion> = None;
                 let mut field_supported: Option<Vec<ProtocolVersion>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -39931,7 +41610,7 @@ pub struct UpdateSessionNotification {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -39970,11 +41649,20 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                 };
 
                 const NAMES: &[&str] = &["sessionId", "update", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "sessionId" => Some(0),
+                        "update" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_session_id: Option<SessionId> = None;
                 let mut field_update: Option<SessionUpdate> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -40104,7 +41792,7 @@ pub struct Usage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -40157,6 +41845,19 @@ impl<'de> Deserialize<'de> for Usage {
                     "cachedWriteTokens",
                     "_meta",
                 ];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "totalTokens" => Some(0),
+                        "inputTokens" => Some(1),
+                        "outputTokens" => Some(2),
+                        "thoughtTokens" => Some(3),
+                        "cachedReadTokens" => Some(4),
+                        "cachedWriteTokens" => Some(5),
+                        "_meta" => Some(6),
+                        _ => None,
+                    }
+                }
                 let mut field_total_tokens: Option<u64> = None;
                 let mut field_input_tokens: Option<u64> = None;
                 let mut field_output_tokens: Option<u64> = None;
@@ -40165,7 +41866,7 @@ impl<'de> Deserialize<'de> for Usage {
                 let mut field_cached_write_tokens: Option<Patch<u64>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(
@@ -40367,7 +42068,7 @@ pub struct UsageUpdate {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -40407,12 +42108,22 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 };
 
                 const NAMES: &[&str] = &["used", "size", "cost", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "used" => Some(0),
+                        "size" => Some(1),
+                        "cost" => Some(2),
+                        "_meta" => Some(3),
+                        _ => None,
+                    }
+                }
                 let mut field_used: Option<u64> = None;
                 let mut field_size: Option<u64> = None;
                 let mut field_cost: Option<Patch<Cost>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(&mut field_used, "used", map.next_value::<u64>()?)?
@@ -40550,7 +42261,7 @@ pub struct UserMessage {
     #[serde(rename = "_meta", skip_serializing_if = "Patch::is_absent")]
     pub meta: Patch<Meta>,
     /// Properties the schema does not name (a newer peer's, an extension's), kept as received, in order, and written back.
-    #[serde(flatten)]
+    #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
     extra: ::acp_support::Extra,
 }
 
@@ -40589,11 +42300,20 @@ impl<'de> Deserialize<'de> for UserMessage {
                 };
 
                 const NAMES: &[&str] = &["messageId", "content", "_meta"];
+
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        "messageId" => Some(0),
+                        "content" => Some(1),
+                        "_meta" => Some(2),
+                        _ => None,
+                    }
+                }
                 let mut field_message_id: Option<MessageId> = None;
                 let mut field_content: Option<Patch<Vec<ContentBlock>>> = None;
                 let mut field_meta: Option<Patch<Meta>> = None;
                 let mut extra = ::acp_support::Extra::new();
-                while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                     match key {
                         FieldKey::Known(0) => {
                             set_once(

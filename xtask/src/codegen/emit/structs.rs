@@ -232,7 +232,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
     };
     fields.push(quote! {
         #[doc = #extra_doc]
-        #[serde(flatten)]
+        #[serde(flatten, skip_serializing_if = "::acp_support::Extra::is_empty")]
         extra: ::acp_support::Extra,
     });
     inits.push(quote!(extra: ::acp_support::Extra::new()));

@@ -25,6 +25,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         .chain(s.fields.iter().filter(|f| f.unstable))
         .collect();
     let mut names = Vec::new();
+    let mut index_arms = Vec::new();
     let mut slots = Vec::new();
     let mut arms = Vec::new();
     let mut inits = Vec::new();
@@ -46,6 +47,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         let slot_ty = &plan.ty;
         let index = Literal::usize_unsuffixed(index);
         names.push(quote!(#cfg #json_name));
+        index_arms.push(quote!(#cfg #json_name => Some(#index),));
         slots.push(quote!(#cfg let mut #slot: Option<#slot_ty> = None;));
         arms.push(quote! {
             #cfg
@@ -102,9 +104,15 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<#name, A::Error> {
                         use ::acp_support::object::{keep_unknown, required, set_once, FieldKey, FieldSeed};
                         const NAMES: &[&str] = &[#(#names),*];
+                        fn index(name: &str) -> Option<usize> {
+                            match name {
+                                #(#index_arms)*
+                                _ => None,
+                            }
+                        }
                         #(#slots)*
                         #setup
-                        while let Some(key) = map.next_key_seed(FieldSeed(NAMES))? {
+                        while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
                             match key {
                                 #(#arms)*
                                 #unknown_arm
