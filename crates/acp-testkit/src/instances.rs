@@ -77,6 +77,12 @@ pub struct Instance {
 ///
 /// Panics when `name` is not in `$defs` or the schema uses a shape the builder does not know.
 pub fn build(root: &Value, name: &str) -> Vec<Instance> {
+    instances(root, name, false, &[Mode::Minimal, Mode::Maximal, Mode::Nulls])
+}
+
+/// The instances of `name` in `modes`, for the whole type and each top-level union member, with
+/// or without an unknown property on every open object; duplicates dropped.
+fn instances(root: &Value, name: &str, unknown_fields: bool, modes: &[Mode]) -> Vec<Instance> {
     let defs = root
         .get("$defs")
         .and_then(Value::as_object)
@@ -87,7 +93,12 @@ pub fn build(root: &Value, name: &str) -> Vec<Instance> {
     let builder = Builder {
         defs,
         def_name: name,
-        unknown_fields: false,
+        unknown_fields,
+    };
+    let suffix = if unknown_fields {
+        " + unknown fields"
+    } else {
+        ""
     };
     let mut out: Vec<Instance> = Vec::new();
     let mut push = |label: String, mode: Mode, value: Value| {
@@ -95,16 +106,16 @@ pub fn build(root: &Value, name: &str) -> Vec<Instance> {
             out.push(Instance { label, mode, value });
         }
     };
-    for mode in [Mode::Minimal, Mode::Maximal, Mode::Nulls] {
+    for &mode in modes {
         let value = builder.instance(def, mode, None);
-        push(mode_name(mode).to_owned(), mode, value);
+        push(format!("{}{suffix}", mode_name(mode)), mode, value);
     }
     if let Some(members) = builder.top_union(def, 0) {
         for (index, member) in members.iter().enumerate() {
             let what = member_label(member, index);
-            for mode in [Mode::Minimal, Mode::Maximal, Mode::Nulls] {
+            for &mode in modes {
                 let value = builder.instance(def, mode, Some(index));
-                push(format!("{what} {}", mode_name(mode)), mode, value);
+                push(format!("{what} {}{suffix}", mode_name(mode)), mode, value);
             }
         }
     }
@@ -242,42 +253,7 @@ pub fn unknown_field(depth: usize) -> (String, Value) {
 /// type its additional properties: what a newer peer sends. A lossless decoder gives each back
 /// unchanged, in the same order.
 pub fn build_with_unknown_fields(root: &Value, name: &str) -> Vec<Instance> {
-    let defs = root
-        .get("$defs")
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| panic!("schema document without `$defs`"));
-    let def = defs
-        .get(name)
-        .unwrap_or_else(|| panic!("no `$defs` entry named {name}"));
-    let builder = Builder {
-        defs,
-        def_name: name,
-        unknown_fields: true,
-    };
-    let mut out: Vec<Instance> = Vec::new();
-    let mut push = |label: String, mode: Mode, value: Value| {
-        if !out.iter().any(|seen| seen.value == value) {
-            out.push(Instance { label, mode, value });
-        }
-    };
-    for mode in [Mode::Minimal, Mode::Maximal] {
-        let value = builder.instance(def, mode, None);
-        push(format!("{} + unknown fields", mode_name(mode)), mode, value);
-    }
-    if let Some(members) = builder.top_union(def, 0) {
-        for (index, member) in members.iter().enumerate() {
-            let what = member_label(member, index);
-            for mode in [Mode::Minimal, Mode::Maximal] {
-                let value = builder.instance(def, mode, Some(index));
-                push(
-                    format!("{what} {} + unknown fields", mode_name(mode)),
-                    mode,
-                    value,
-                );
-            }
-        }
-    }
-    out
+    instances(root, name, true, &[Mode::Minimal, Mode::Maximal])
 }
 
 impl<'a> Builder<'a> {
