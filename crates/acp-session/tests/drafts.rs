@@ -67,3 +67,41 @@ fn every_draft_update_is_folded_and_replayed() {
     }
     assert_eq!(again, state);
 }
+
+/// The v1 fold takes the same drafts: id-keyed plans, subagents and session messages.
+#[test]
+fn v1_folds_every_draft_update() {
+    use acp_session::v1::SessionState as V1State;
+    let mut state = V1State::new();
+    for update in [
+        json!({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p1", "entries": []}}),
+        json!({"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p2", "content": "# Plan"}}),
+        json!({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p1", "uri": "file:///p.md"}}),
+        json!({"sessionUpdate": "plan_removed", "planId": "p2"}),
+        json!({"sessionUpdate": "subagent_update", "sessionId": "child", "title": "Tests"}),
+        json!({"sessionUpdate": "subagent_update", "sessionId": "child", "description": "runs them", "title": null}),
+        json!({"sessionUpdate": "session_message", "messageId": "m1", "senderSessionId": "child",
+               "content": [{"type": "text", "text": "done"}]}),
+        json!({"sessionUpdate": "session_message_chunk", "messageId": "m1",
+               "content": {"type": "text", "text": "!"}}),
+    ] {
+        state.apply(serde_json::from_value(update).expect("decodes"));
+    }
+    let plans: Vec<_> = state.plans.iter().collect();
+    assert_eq!(plans.len(), 1);
+    assert!(matches!(plans[0], acp_v1::PlanUpdateContent::File(_)));
+    let child = state.subagents.iter().next().expect("a subagent");
+    assert!(child.title.is_null(), "null clears: {child:?}");
+    assert_eq!(
+        child.description.as_option().map(String::as_str),
+        Some("runs them")
+    );
+    let message = state.messages.first().expect("a session message");
+    assert_eq!(message.role, Role::Session);
+    assert_eq!(message.text(), "done!");
+    let route = message.route.as_ref().expect("routed");
+    assert_eq!(
+        route.sender_session_id.as_option().map(|s| s.as_str()),
+        Some("child")
+    );
+}

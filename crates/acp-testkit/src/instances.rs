@@ -77,7 +77,12 @@ pub struct Instance {
 ///
 /// Panics when `name` is not in `$defs` or the schema uses a shape the builder does not know.
 pub fn build(root: &Value, name: &str) -> Vec<Instance> {
-    instances(root, name, false, &[Mode::Minimal, Mode::Maximal, Mode::Nulls])
+    instances(
+        root,
+        name,
+        false,
+        &[Mode::Minimal, Mode::Maximal, Mode::Nulls],
+    )
 }
 
 /// The instances of `name` in `modes`, for the whole type and each top-level union member, with

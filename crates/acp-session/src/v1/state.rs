@@ -31,6 +31,10 @@ pub struct Message {
     pub role: Role,
     /// Its content blocks, in order.
     pub content: Vec<ContentBlock>,
+    /// A session message's routing (a draft): its sessions, views and `_meta`, as last sent.
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<acp_v1::SessionMessage>,
 }
 
 impl Message {
@@ -96,7 +100,7 @@ pub struct SessionState {
     pub messages: Vec<Message>,
     /// Where each message with an id is in `messages` (v1 ids, like v2's, are per message type).
     #[serde(skip)]
-    message_index: HashMap<(Role, MessageId), usize>,
+    pub(super) message_index: HashMap<(Role, MessageId), usize>,
     /// `true` while the last update was a chunk: an id-less chunk continues the last message only
     /// then (a tool call or any other update in between starts a new message).
     #[serde(skip)]
@@ -124,6 +128,15 @@ pub struct SessionState {
     pub notices: Vec<Notice>,
     /// Updates that could not be applied (a `tool_call_update` for an unknown tool call).
     pub problems: Vec<String>,
+    /// Id-keyed plans (drafts: `plan_update` with items, a file or markdown), last content of
+    /// each, in first-seen order; `plan_removed` drops one.
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "crate::keyed::Keyed::is_empty")]
+    pub plans: super::drafts::Plans,
+    /// Child sessions (drafts: `subagent_update`), each as the accumulated update.
+    #[cfg(feature = "unstable")]
+    #[serde(skip_serializing_if = "crate::keyed::Keyed::is_empty")]
+    pub subagents: crate::keyed::Keyed<acp_v1::SessionId, acp_v1::SubagentUpdate>,
 }
 
 impl SessionState {
@@ -223,7 +236,14 @@ impl SessionState {
             }
             SessionUpdate::UsageUpdate(update) => self.usage = Some(*update),
             SessionUpdate::Notice(notice) => self.notices.push(*notice),
+            #[cfg(feature = "unstable")]
+            draft => {
+                // Every draft variant is folded; compaction reports and variants a newer build
+                // adds are not part of this view.
+                let _ = self.apply_draft(draft);
+            }
             // Compaction reports and variants a newer build adds are not part of this view.
+            #[cfg(not(feature = "unstable"))]
             _ => {}
         }
     }
@@ -251,6 +271,8 @@ impl SessionState {
                     message_id: id,
                     role,
                     content: vec![chunk.content],
+                    #[cfg(feature = "unstable")]
+                    route: None,
                 });
             }
         }
