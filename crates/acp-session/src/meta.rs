@@ -1,6 +1,19 @@
 //! The `_meta` patch rule of v2 upserts.
 
-use acp_support::{Meta, Patch};
+use acp_support::{Meta, Patch, UnknownVariant};
+use serde::Serialize;
+
+/// A union variant this build of `acp-session` does not fold, kept whole as an unknown variant
+/// (so it is replayed): the models' drafts when another crate turned them on without this
+/// crate's `unstable` feature (cargo unifies the models' features, not ours), or a variant a
+/// newer models crate adds. `tag` is the union's discriminator property.
+pub(crate) fn kept_whole<T: Serialize>(tag: &str, value: &T) -> Option<UnknownVariant> {
+    let serde_json::Value::Object(raw) = serde_json::to_value(value).ok()? else {
+        return None;
+    };
+    let name = raw.get(tag)?.as_str()?.to_owned();
+    Some(UnknownVariant::new(tag, name, raw))
+}
 
 /// Applies a top-level `_meta` patch to stored metadata: omitted leaves it, `null` clears it, an
 /// object patches by top-level key (a key set to `null` is removed; any other value replaces the

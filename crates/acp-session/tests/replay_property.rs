@@ -195,3 +195,33 @@ fn an_unknown_state_keeps_the_background_reported_before_it() {
         serde_json::to_value(&live).expect("state")
     );
 }
+
+/// Draft updates without `acp-session`'s `unstable` feature, whether the models decode them as
+/// unknown variants (drafts off) or as known ones (drafts turned on by another crate, cargo
+/// unifying the models' features only): kept whole, replayed, never dropped, and an unknown
+/// foreground state is busy. CI runs this with `--features acp-v2/unstable` too.
+#[cfg(not(feature = "unstable"))]
+#[test]
+fn drafts_this_build_does_not_fold_are_kept_and_replayed() {
+    let updates: Vec<SessionUpdate> = [
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+        json!({"sessionUpdate": "plan_removed", "planId": "p1"}),
+        json!({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p2", "uri": "file:///p.md"}}),
+        json!({"sessionUpdate": "state_update", "state": "unknown"}),
+    ]
+    .into_iter()
+    .map(|wire| serde_json::from_value(wire).expect("decodes"))
+    .collect();
+    let live = fold(updates);
+    assert_eq!(live.unknown.len(), 1, "{:?}", live.unknown);
+    assert_eq!(live.unknown_plans.len(), 1, "{:?}", live.unknown_plans);
+    assert!(live.foreground.is_busy(), "{:?}", live.foreground);
+    let replayed: Vec<SessionUpdate> = replay(&live)
+        .iter()
+        .map(|update| {
+            let text = serde_json::to_string(update).expect("encodes");
+            serde_json::from_str(&text).expect("decodes")
+        })
+        .collect();
+    assert_eq!(fold(replayed), live);
+}

@@ -206,7 +206,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         TagValue::Unknown(tag) => tag,
         TagValue::NotAString(other) => {
             if let Some(none) = T::none() {
-                drain(&mut map)?;
+                drain::<T, A>(&mut map)?;
                 return Ok(none);
             }
             return Err(de::Error::custom(format_args!(
@@ -217,14 +217,17 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             )));
         }
     };
+    // Kept whole, and decoded one way only: a repeated property is an error here as anywhere.
     let mut raw = JsonObject::with_capacity(buffered.len() + 4);
-    raw.extend(buffered);
+    for (key, value) in buffered {
+        keep_once::<A::Error>(&mut raw, key, value)?;
+    }
     raw.insert(T::TAG.to_owned(), Value::String(tag.clone()));
     while let Some((key, value)) = map.next_entry::<String, Value>()? {
         if key == T::TAG {
             return Err(repeated::<T, A::Error>());
         }
-        raw.insert(key, value);
+        keep_once::<A::Error>(&mut raw, key, value)?;
     }
     let tag_for_error = tag.clone();
     let unknown = match T::decode_unknown(UnknownVariant::new(T::TAG, tag, raw)) {
@@ -269,8 +272,23 @@ fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     }
 }
 
-fn drain<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
-    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+/// Consumes the rest of a map whose discriminator was not a string (a `none` member), still
+/// refusing a repeated discriminator.
+fn drain<'de, T: TaggedUnion, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key_seed(KeySeed(T::TAG))? {
+        if matches!(key, Key::Tag) {
+            return Err(repeated::<T, A::Error>());
+        }
+        map.next_value::<IgnoredAny>()?;
+    }
+    Ok(())
+}
+
+fn keep_once<E: de::Error>(raw: &mut JsonObject, key: String, value: Value) -> Result<(), E> {
+    if raw.contains_key(&key) {
+        return Err(E::custom(format_args!("duplicate field `{key}`")));
+    }
+    raw.insert(key, value);
     Ok(())
 }
 

@@ -313,3 +313,29 @@ fn unknown_properties_round_trip_and_can_be_added() {
     let repeated = r#"{"path": "/w/a.rs", "x": 1, "x": 2}"#;
     assert!(serde_json::from_str::<acp_v2::ToolCallLocation>(repeated).is_err());
 }
+
+/// An unknown variant is kept whole and decoded one way only: a repeated property is an error,
+/// as in a known struct.
+#[test]
+fn an_unknown_variant_with_a_repeated_property_is_an_error() {
+    let repeated = r#"{"sessionUpdate": "_acme/x", "a": 1, "a": 2}"#;
+    assert!(serde_json::from_str::<SessionUpdate>(repeated).is_err());
+    let once = r#"{"sessionUpdate": "_acme/x", "a": 1, "b": 2}"#;
+    let kept: SessionUpdate = serde_json::from_str(once).expect("decodes");
+    assert_eq!(
+        serde_json::to_value(&kept).expect("encodes"),
+        json!({"sessionUpdate": "_acme/x", "a": 1, "b": 2})
+    );
+}
+
+/// A `null` discriminator of a union merged into an object stays the union's: it is not kept as
+/// an unknown property of the object, so setting the member later writes the key once.
+#[test]
+fn a_null_merged_discriminator_is_not_an_unknown_property() {
+    let mut idle: acp_v2::IdleStateUpdate =
+        serde_json::from_value(json!({"stopReason": null, "x-note": 1})).expect("decodes");
+    assert_eq!(idle.extra().keys().collect::<Vec<_>>(), ["x-note"]);
+    idle.stop_reason = acp_v2::IdleStateUpdateStopReason::EndTurn;
+    let text = serde_json::to_string(&idle).expect("encodes");
+    assert_eq!(text.matches("stopReason").count(), 1, "{text}");
+}

@@ -291,7 +291,17 @@ fn merge_untagged(
             })
         },
     )?;
-    // Shape-decided members are tried in order: the stable ones must keep theirs.
+    // Shape-decided members are tried in order: the stable ones keep theirs, and a draft member
+    // comes after them all (placed before one, it could take input the stable build decodes as
+    // that stable member).
+    if let Some(first_draft) = merged.iter().position(|m| m.unstable) {
+        if merged[first_draft..].iter().any(|m| !m.unstable) {
+            return Err(CodegenError::new(
+                name,
+                "the unstable schema adds an untagged member before a stable one",
+            ));
+        }
+    }
     let kept: Vec<&String> = merged
         .iter()
         .filter(|m| !m.unstable)

@@ -102,6 +102,9 @@ impl From<&acp_v1::InitializeRequest> for Offer {
 }
 
 /// The agent's answer to `initialize`, typed by the version it chose.
+// Made once per connection and read in place: the size difference between the two versions'
+// answers (which depends on the models' features) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Negotiated {

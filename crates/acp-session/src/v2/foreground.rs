@@ -100,8 +100,14 @@ impl Foreground {
                 self.state = ForegroundState::Unknown { raw };
                 Patch::Absent
             }
-            // `StateUpdate` is non-exhaustive; a variant a newer build adds is left alone.
-            _ => Patch::Absent,
+            // A state this build does not fold (a draft without this crate's `unstable`
+            // feature, or one a newer build adds): busy, kept whole, like an unknown one.
+            other => {
+                if let Some(raw) = crate::meta::kept_whole("state", &other) {
+                    self.state = ForegroundState::Unknown { raw };
+                }
+                Patch::Absent
+            }
         };
         // Omitted and `null` both mean "not reported", not "nothing running".
         if let Patch::Value(work) = background {

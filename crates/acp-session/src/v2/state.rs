@@ -15,7 +15,7 @@ use super::message::{Message, Role};
 use super::terminal::Terminal;
 use super::tool_call::ToolCall;
 use crate::keyed::Keyed;
-use crate::meta::patch_meta;
+use crate::meta::{kept_whole, patch_meta};
 
 /// One item-based plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -191,8 +191,8 @@ impl SessionState {
                     self.plan_document(document)
                 }
                 PlanUpdateContent::Other(raw) => self.unknown_plans.push(raw),
-                // `PlanUpdateContent` is non-exhaustive: a variant a newer build adds is skipped.
-                _ => {}
+                // A member this build does not fold: kept whole, like an unknown one.
+                other => self.unknown_plans.extend(kept_whole("type", &other)),
             },
             SessionUpdate::AvailableCommandsUpdate(update) => {
                 self.available_commands = Some(update.available_commands)
@@ -239,14 +239,16 @@ impl SessionState {
                     .push(chunk.content);
             }
             SessionUpdate::Other(raw) => self.unknown.push(raw),
+            // Every draft variant is folded with `unstable`; any other variant (a draft without
+            // this crate's feature, or one a newer build adds) is kept whole and replayed.
             #[cfg(feature = "unstable")]
             draft => {
-                // Every draft variant is folded; what remains is a variant a newer build adds.
-                let _ = self.apply_draft(draft);
+                if let Some(other) = self.apply_draft(draft) {
+                    self.unknown.extend(kept_whole("sessionUpdate", &other));
+                }
             }
-            // `SessionUpdate` is non-exhaustive: a variant a newer build adds is skipped.
             #[cfg(not(feature = "unstable"))]
-            _ => {}
+            other => self.unknown.extend(kept_whole("sessionUpdate", &other)),
         }
     }
 

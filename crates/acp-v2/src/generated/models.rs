@@ -15415,7 +15415,7 @@ impl IdleStateUpdateStopReason {
             Self::MaxTurnRequests => Some(&["stopReason"]),
             Self::Refusal => Some(&["stopReason"]),
             Self::Cancelled => Some(&["stopReason"]),
-            Self::None => Some(&[]),
+            Self::None => Some(&["stopReason"]),
             _ => None,
         }
     }

@@ -58,23 +58,29 @@ fn payload_froms(
         });
     }
     // One step further: the single required property of a member's payload.
-    let wrapped: Vec<(&TaggedVariant, &str, String)> = u
-        .variants
-        .iter()
-        .filter_map(|v| {
-            let body = v.body.as_deref()?;
-            let s = structs.get(body)?;
-            let mut required = s.fields.iter().filter(|f| f.presence == Presence::Required);
-            let only = required.next().filter(|_| required.next().is_none())?;
-            let source = match &only.ty {
-                Ty::Named(inner) => inner.clone(),
-                Ty::String => "String".to_owned(),
-                _ => return None,
-            };
-            (s.flattened.is_none() && !direct.contains(&source.as_str()))
-                .then_some((v, body, source))
-        })
-        .collect();
+    let wrapped: Vec<(&TaggedVariant, &str, String)> =
+        u.variants
+            .iter()
+            .filter_map(|v| {
+                let body = v.body.as_deref()?;
+                let s = structs.get(body)?;
+                // `new` must take exactly this one value: no other required (or required-nullable)
+                // property.
+                let mut required = s.fields.iter().filter(|f| {
+                    matches!(f.presence, Presence::Required | Presence::RequiredNullable)
+                });
+                let only = required
+                    .next()
+                    .filter(|f| f.presence == Presence::Required && required.next().is_none())?;
+                let source = match &only.ty {
+                    Ty::Named(inner) => inner.clone(),
+                    Ty::String => "String".to_owned(),
+                    _ => return None,
+                };
+                (s.flattened.is_none() && !direct.contains(&source.as_str()))
+                    .then_some((v, body, source))
+            })
+            .collect();
     for (v, body, source) in &wrapped {
         let unique = wrapped
             .iter()
@@ -273,7 +279,9 @@ pub fn tagged(
         }
         if let Some(none) = &u.none {
             let rust_name = ident(&none.rust_name);
-            arms.push(quote!(Self::#rust_name => Some(&[]),));
+            // An absent or `null` discriminator: the key (when present) is the union's, never
+            // an unknown property of the object it is merged into.
+            arms.push(quote!(Self::#rust_name => Some(&[#tag]),));
         }
         let body = if arms.is_empty() {
             quote!(None)
