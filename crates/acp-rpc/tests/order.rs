@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use acp_rpc::message::{Notification, Request};
 use acp_rpc::{Connection, ConnectionOptions, Handler, OrderRules, RequestContext, RpcError};
+use acp_testkit::Lcg;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -70,19 +71,6 @@ fn rules() -> OrderRules {
     OrderRules::new()
         .barriers(["barrier"])
         .keyed_by("key", ["work", "note"])
-}
-
-/// A small deterministic generator (the stress is reproducible from its seed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

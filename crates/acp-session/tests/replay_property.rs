@@ -6,26 +6,10 @@
 
 use acp_session::v2::replay::replay;
 use acp_session::v2::SessionState;
+use acp_testkit::Lcg;
 use acp_v2::SessionUpdate;
 use base64::Engine;
 use serde_json::{json, Value};
-
-/// A small deterministic generator (every failure reproduces from its seed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[usize::try_from(self.next(items.len() as u64)).unwrap_or(0)]
-    }
-}
 
 const BYTES: &[&[u8]] = &[
     b"ok\n",

@@ -14,7 +14,10 @@
 
 pub mod fixtures;
 pub mod instances;
+mod lcg;
 pub mod schema;
+
+pub use lcg::Lcg;
 
 use std::path::PathBuf;
 

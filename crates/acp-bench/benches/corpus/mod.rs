@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use acp_testkit::Lcg;
 use base64::Engine;
 use serde_json::{json, Value};
 
@@ -57,19 +58,6 @@ impl Category {
 pub struct Entry {
     pub category: Category,
     pub json: String,
-}
-
-/// A small deterministic generator (no dependency, same corpus everywhere).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % below.max(1)
-    }
 }
 
 const WORDS: &[&str] = &[
