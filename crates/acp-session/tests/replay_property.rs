@@ -57,8 +57,13 @@ fn update(rng: &mut Lcg) -> Value {
                     "data": "not base64!"}),
         7 => {
             let mut u = json!({"sessionUpdate": "terminal_update", "terminalId": id(rng, "t")});
-            match rng.next(3) {
+            match rng.next(4) {
                 0 => u["exitStatus"] = json!({"exitCode": rng.next(3)}),
+                3 => {
+                    // A snapshot that is not base64, beside fields that do apply.
+                    u["output"] = json!({"data": "not base64!"});
+                    u["cwd"] = json!(format!("/w/{}", rng.next(3)));
+                }
                 1 => {
                     let data = base64::engine::general_purpose::STANDARD.encode(rng.pick(BYTES));
                     u["output"] = json!({"data": data});
@@ -159,6 +164,28 @@ fn replay_through_the_wire_folds_to_the_live_state() {
             "seed {seed}: same JSON, yet the states compare unequal"
         );
     }
+}
+
+/// Found by the `reducer_replay` fuzz target in CI: a terminal snapshot that is not base64 is
+/// replayed to report its problem again, and must not bring back the other fields it carried
+/// (here a `cwd` that a later update replaced).
+#[test]
+fn a_rejected_snapshot_replays_only_what_was_rejected() {
+    let updates: Vec<SessionUpdate> = [
+        json!({"sessionUpdate": "terminal_update", "terminalId": "t1", "cwd": "/old",
+               "output": {"data": "not base64!"}}),
+        json!({"sessionUpdate": "terminal_update", "terminalId": "t1", "cwd": "/new"}),
+    ]
+    .into_iter()
+    .map(|wire| serde_json::from_value(wire).expect("decodes"))
+    .collect();
+    let live = fold(updates);
+    assert_eq!(live.problems.len(), 1, "{:?}", live.problems);
+    let again = fold(replay(&live));
+    assert_eq!(
+        serde_json::to_value(&again).expect("state"),
+        serde_json::to_value(&live).expect("state")
+    );
 }
 
 /// Found by the `reducer_replay` fuzz target: an unknown foreground state keeps the background

@@ -62,10 +62,11 @@ fn the_v1_reducer() {
         (ToolKind::Read, ToolCallStatus::Completed, 1)
     );
     assert_eq!(
-        state.problems.len(),
-        1,
-        "an update for an unknown tool call is recorded, not fatal"
+        state.tool_calls.len(),
+        2,
+        "an update for a tool call not seen before creates it"
     );
+    assert!(state.problems.is_empty(), "{:?}", state.problems);
     assert_eq!(
         state.plan.as_ref().map(|p| p[0].status.as_str()),
         Some("completed")
@@ -201,4 +202,75 @@ async fn max_prompt_duration_is_32800_with_the_duration_in_the_data() {
     let rpc = err.as_rpc().expect("the agent's error");
     assert_eq!(rpc.code, -32800);
     assert_eq!(rpc.data, Some(json!({"maxPromptDurationMs": 80})));
+}
+
+/// gemini-cli first shows a tool call in `session/request_permission`, then sends
+/// `tool_call_update`s for it, never `tool_call`: the tool call is created by what is seen first.
+#[test]
+fn a_tool_call_first_seen_in_a_permission_request_or_an_update_is_created() {
+    let mut state = SessionState::new();
+    let subject: acp_v1::ToolCallUpdate = serde_json::from_value(
+        json!({"toolCallId": "p1", "title": "Write notes.md", "kind": "edit", "status": "pending"}),
+    )
+    .expect("a v1 tool call update");
+    state.apply_permission_subject(&subject);
+    state.apply(
+        serde_json::from_value(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "p1", "status": "completed"}),
+        )
+        .expect("update"),
+    );
+    state.apply(
+        serde_json::from_value(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "u1", "title": "Search", "status": "in_progress"}),
+        )
+        .expect("update"),
+    );
+    let calls: Vec<(String, String, ToolKind, ToolCallStatus)> = state
+        .tool_calls
+        .iter()
+        .map(|c| {
+            (
+                c.tool_call_id.to_string(),
+                c.title.clone(),
+                c.kind,
+                c.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "p1".into(),
+                "Write notes.md".into(),
+                ToolKind::Edit,
+                ToolCallStatus::Completed
+            ),
+            (
+                "u1".into(),
+                "Search".into(),
+                ToolKind::Other,
+                ToolCallStatus::InProgress
+            ),
+        ]
+    );
+    assert!(state.problems.is_empty(), "{:?}", state.problems);
+}
+
+/// An update that does not decode (claude-agent-acp's `usage_update` with `used: null`, an
+/// update kind v1 does not define) is kept, with why, in the state: never silently lost.
+#[test]
+fn an_update_that_does_not_decode_is_kept_as_a_diagnostic() {
+    let mut state = SessionState::new();
+    let raw = json!({"sessionUpdate": "usage_update", "used": null, "size": 1000});
+    let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("used is required");
+    state.reject(raw.clone(), &err);
+    assert_eq!(state.problems.len(), 1);
+    assert!(
+        state.problems[0].contains("usage_update"),
+        "{:?}",
+        state.problems
+    );
+    assert_eq!(state.rejected, [raw]);
 }

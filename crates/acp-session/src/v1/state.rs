@@ -13,7 +13,7 @@ use acp_support::Meta;
 use acp_v1::{
     AvailableCommand, ContentBlock, MessageId, Notice, PlanEntry, SessionConfigOption,
     SessionModeId, SessionUpdate, ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus,
-    ToolKind, UsageUpdate,
+    ToolCallUpdate, ToolKind, UsageUpdate,
 };
 use serde::Serialize;
 
@@ -126,8 +126,11 @@ pub struct SessionState {
     pub usage: Option<UsageUpdate>,
     /// Notices, in order.
     pub notices: Vec<Notice>,
-    /// Updates that could not be applied (a `tool_call_update` for an unknown tool call).
+    /// Why updates could not be applied or decoded, in order.
     pub problems: Vec<String>,
+    /// The updates behind [`SessionState::problems`] that did not decode, kept as they came.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<serde_json::Value>,
     /// Id-keyed plans (drafts: `plan_update` with items, a file or markdown), last content of
     /// each, in first-seen order; `plan_removed` drops one.
     #[cfg(feature = "unstable")]
@@ -182,43 +185,7 @@ impl SessionState {
                     }
                 }
             }
-            SessionUpdate::ToolCallUpdate(update) => {
-                let Some(call) = self.tool_calls.get_mut(&update.tool_call_id) else {
-                    let id = update.tool_call_id;
-                    self.problems
-                        .push(format!("tool_call_update for unknown tool call `{id}`"));
-                    return;
-                };
-                // v1 updates carry only what changed: `null` leaves a field as it is (the schema
-                // says so of `name`; v1 has no patch semantics to clear anything).
-                if let Some(kind) = update.kind.into_option() {
-                    call.kind = kind;
-                }
-                if let Some(status) = update.status.into_option() {
-                    call.status = status;
-                }
-                if let Some(title) = update.title.into_option() {
-                    call.title = title;
-                }
-                if let Some(name) = update.name.into_option() {
-                    call.name = Some(name);
-                }
-                if let Some(content) = update.content.into_option() {
-                    call.content = content;
-                }
-                if let Some(locations) = update.locations.into_option() {
-                    call.locations = locations;
-                }
-                if let Some(input) = update.raw_input.filter(|v| !v.is_null()) {
-                    call.raw_input = Some(input);
-                }
-                if let Some(output) = update.raw_output.filter(|v| !v.is_null()) {
-                    call.raw_output = Some(output);
-                }
-                if let Some(meta) = update.meta.into_option() {
-                    call.meta = Some(meta);
-                }
-            }
+            SessionUpdate::ToolCallUpdate(update) => self.update_tool_call(*update),
             SessionUpdate::Plan(plan) => self.plan = Some(plan.entries),
             SessionUpdate::AvailableCommandsUpdate(update) => {
                 self.available_commands = Some(update.available_commands)
@@ -245,6 +212,72 @@ impl SessionState {
             // Compaction reports and variants a newer build adds are not part of this view.
             #[cfg(not(feature = "unstable"))]
             _ => {}
+        }
+    }
+
+    /// Folds in the tool call a `session/request_permission` shows: real agents (gemini-cli)
+    /// report a tool call there first and then only with `tool_call_update`, never `tool_call`.
+    pub fn apply_permission_subject(&mut self, subject: &ToolCallUpdate) {
+        self.chunk_run = false;
+        self.update_tool_call(subject.clone());
+    }
+
+    /// Records an update that did not decode (`update` as it came, and why), so that nothing the
+    /// agent sent is silently lost.
+    pub fn reject(&mut self, update: serde_json::Value, error: &dyn std::fmt::Display) {
+        let kind = update
+            .get("sessionUpdate")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("(no sessionUpdate)");
+        self.problems
+            .push(format!("`{kind}` update does not decode: {error}"));
+        self.rejected.push(update);
+    }
+
+    /// `tool_call_update`: changes the fields it carries; a tool call not seen before is
+    /// created from it (kind `other` and status `pending` unless it says otherwise).
+    fn update_tool_call(&mut self, update: ToolCallUpdate) {
+        let id = update.tool_call_id.clone();
+        let call = self.tool_calls.upsert(&id, || ToolCall {
+            tool_call_id: id.clone(),
+            title: String::new(),
+            name: None,
+            kind: ToolKind::Other,
+            status: ToolCallStatus::Pending,
+            content: Vec::new(),
+            locations: Vec::new(),
+            raw_input: None,
+            raw_output: None,
+            meta: None,
+        });
+        // v1 updates carry only what changed: `null` leaves a field as it is (the schema
+        // says so of `name`; v1 has no patch semantics to clear anything).
+        if let Some(kind) = update.kind.into_option() {
+            call.kind = kind;
+        }
+        if let Some(status) = update.status.into_option() {
+            call.status = status;
+        }
+        if let Some(title) = update.title.into_option() {
+            call.title = title;
+        }
+        if let Some(name) = update.name.into_option() {
+            call.name = Some(name);
+        }
+        if let Some(content) = update.content.into_option() {
+            call.content = content;
+        }
+        if let Some(locations) = update.locations.into_option() {
+            call.locations = locations;
+        }
+        if let Some(input) = update.raw_input.filter(|v| !v.is_null()) {
+            call.raw_input = Some(input);
+        }
+        if let Some(output) = update.raw_output.filter(|v| !v.is_null()) {
+            call.raw_output = Some(output);
+        }
+        if let Some(meta) = update.meta.into_option() {
+            call.meta = Some(meta);
         }
     }
 

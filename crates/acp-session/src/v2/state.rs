@@ -5,8 +5,8 @@
 use acp_support::{Meta, UnknownVariant};
 use acp_v2::{
     AvailableCommand, CompactionId, CompactionStatus, ContentBlock, MessageId, Notice, PlanEntry,
-    PlanId, PlanUpdateContent, SessionConfigOption, SessionUpdate, TerminalId, ToolCallId,
-    UsageUpdate,
+    PlanId, PlanUpdateContent, SessionConfigOption, SessionUpdate, TerminalId, TerminalUpdate,
+    ToolCallId, UsageUpdate,
 };
 use serde::Serialize;
 
@@ -160,12 +160,22 @@ impl SessionState {
             }
             SessionUpdate::TerminalUpdate(update) => {
                 let id = update.terminal_id.clone();
-                let kept = update.clone();
                 let result = self
                     .terminals
                     .upsert(&id, || Terminal::new(id.clone()))
                     .apply(*update);
-                self.record(result, || SessionUpdate::TerminalUpdate(kept));
+                // Only the rejected snapshot is kept: replaying the fields that did apply would
+                // undo later updates of them.
+                let (result, snapshot) = match result {
+                    Ok(()) => (Ok(()), None),
+                    Err((err, snapshot)) => (Err(err), Some(snapshot)),
+                };
+                self.record(result, || {
+                    let mut kept = TerminalUpdate::new(id);
+                    kept.output =
+                        snapshot.map_or(acp_support::Patch::Absent, acp_support::Patch::Value);
+                    SessionUpdate::TerminalUpdate(Box::new(kept))
+                });
             }
             SessionUpdate::TerminalOutputChunk(chunk) => {
                 let id = chunk.terminal_id.clone();

@@ -2,8 +2,8 @@
 
 use acp_support::Meta;
 use acp_v2::{
-    AbsolutePath, TerminalCapabilities, TerminalExitStatus, TerminalId, TerminalSize,
-    TerminalUpdate,
+    AbsolutePath, TerminalCapabilities, TerminalExitStatus, TerminalId, TerminalOutput,
+    TerminalSize, TerminalUpdate,
 };
 use base64::Engine;
 use serde::{Serialize, Serializer};
@@ -79,7 +79,12 @@ impl Terminal {
     }
 
     /// Applies a `terminal_update`; an `output` snapshot replaces every byte.
-    pub(crate) fn apply(&mut self, update: TerminalUpdate) -> Result<(), BadOutput> {
+    /// Folds one `terminal_update` in. A snapshot that is not base64 leaves the output as it was
+    /// and comes back with the error, so that what was rejected (and only that) can be kept.
+    pub(crate) fn apply(
+        &mut self,
+        update: TerminalUpdate,
+    ) -> Result<(), (BadOutput, TerminalOutput)> {
         update.command.apply_to(&mut self.command);
         update.cwd.apply_to(&mut self.cwd);
         update.exit_status.apply_to(&mut self.exit_status);
@@ -92,9 +97,13 @@ impl Terminal {
                 self.replace_output(Vec::new());
                 Ok(())
             }
-            acp_support::Patch::Value(snapshot) => self
-                .decode(&snapshot.data)
-                .map(|bytes| self.replace_output(bytes)),
+            acp_support::Patch::Value(snapshot) => match self.decode(&snapshot.data) {
+                Ok(bytes) => {
+                    self.replace_output(bytes);
+                    Ok(())
+                }
+                Err(err) => Err((err, snapshot)),
+            },
         };
         if self.has_exited() {
             // No more bytes will come: an unfinished code point at the end is U+FFFD.
