@@ -26,7 +26,7 @@ pub mod client;
 pub mod render;
 pub mod script;
 pub mod time;
-pub mod validate;
+pub use acp_sdk::validate;
 
 use acp_rpc::negotiate::Router;
 use acp_rpc::ConnectionOptions;

@@ -58,26 +58,13 @@ pub fn check_environment(
     additional_directories: Option<&[String]>,
     mcp_servers: &[McpServer],
 ) -> Result<(), Invalid> {
-    validate::absolute("cwd", cwd)?;
-    validate::additional_directories(
-        additional_directories
-            .unwrap_or_default()
-            .iter()
-            .map(String::as_str),
-    )?;
-    for (index, server) in mcp_servers.iter().enumerate() {
-        match server {
-            McpServer::Stdio(stdio) => validate::mcp_stdio(index, &stdio.name, &stdio.command)?,
-            McpServer::Http(http) => validate::mcp_http(index, &http.name, &http.url)?,
-            McpServer::Sse(_) => return Err(validate::unsupported_transport(index, "sse")),
-            // Draft transports (`acp` with `unstable`): this agent connects to none of them.
-            other => {
-                let transport = other.tag().unwrap_or("unknown");
-                return Err(validate::unsupported_transport(index, transport));
-            }
-        }
-    }
-    Ok(())
+    validate::environment_v1(
+        cwd,
+        additional_directories.unwrap_or_default(),
+        mcp_servers,
+        true,
+    )
+    .map(|_| ())
 }
 
 /// The prompt as the script sees it; an empty prompt or bad base64 is invalid.

@@ -74,31 +74,20 @@ pub fn commands() -> Vec<AvailableCommand> {
         .collect()
 }
 
-/// Checks `cwd`, `additionalDirectories` and `mcpServers` of `session/new` or `session/resume`.
+/// Checks `cwd`, `additionalDirectories` and `mcpServers` of `session/new` or `session/resume`
+/// (stdio and http MCP servers).
 pub fn check_environment(
     cwd: &AbsolutePath,
     additional_directories: Option<&[AbsolutePath]>,
     mcp_servers: Option<&[McpServer]>,
 ) -> Result<(), Invalid> {
-    validate::absolute("cwd", cwd.as_str())?;
-    validate::additional_directories(
-        additional_directories
-            .unwrap_or_default()
-            .iter()
-            .map(AbsolutePath::as_str),
-    )?;
-    for (index, server) in mcp_servers.unwrap_or_default().iter().enumerate() {
-        match server {
-            McpServer::Stdio(stdio) => {
-                validate::mcp_stdio(index, &stdio.name, stdio.command.as_str())?
-            }
-            McpServer::Http(http) => validate::mcp_http(index, &http.name, &http.url)?,
-            McpServer::Other(raw) => return Err(validate::unsupported_transport(index, raw.tag())),
-            // A transport a newer schema adds: not supported by this agent.
-            _ => return Err(validate::unsupported_transport(index, "unknown")),
-        }
-    }
-    Ok(())
+    validate::environment_v2(
+        cwd.as_str(),
+        additional_directories.unwrap_or_default(),
+        mcp_servers.unwrap_or_default(),
+        true,
+    )
+    .map(|_| ())
 }
 
 /// The prompt as the script sees it; an empty prompt, an unknown block type or bad base64 is

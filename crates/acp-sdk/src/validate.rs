@@ -196,3 +196,104 @@ mod tests {
         }
     }
 }
+
+/// Checks a v2 session environment (`session/new`, `session/resume`): `cwd`,
+/// `additionalDirectories` and `mcpServers` (stdio and, when `http` is accepted, HTTP), and
+/// returns the servers in neutral form.
+pub fn environment_v2(
+    cwd: &str,
+    directories: &[acp_v2::AbsolutePath],
+    mcp_servers: &[acp_v2::McpServer],
+    http: bool,
+) -> Result<Vec<crate::agent::McpServer>, Invalid> {
+    use crate::agent::McpServer;
+    absolute("cwd", cwd)?;
+    additional_directories(directories.iter().map(acp_v2::AbsolutePath::as_str))?;
+    let mut servers = Vec::with_capacity(mcp_servers.len());
+    for (index, server) in mcp_servers.iter().enumerate() {
+        servers.push(match server {
+            acp_v2::McpServer::Stdio(stdio) => {
+                mcp_stdio(index, &stdio.name, stdio.command.as_str())?;
+                McpServer::Stdio {
+                    name: stdio.name.clone(),
+                    command: stdio.command.as_str().to_owned(),
+                    args: stdio.args.clone().unwrap_or_default(),
+                    env: stdio
+                        .env
+                        .iter()
+                        .flatten()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
+                }
+            }
+            acp_v2::McpServer::Http(served) if http => {
+                mcp_http(index, &served.name, &served.url)?;
+                McpServer::Http {
+                    name: served.name.clone(),
+                    url: served.url.clone(),
+                    headers: served
+                        .headers
+                        .iter()
+                        .flatten()
+                        .map(|h| (h.name.clone(), h.value.clone()))
+                        .collect(),
+                }
+            }
+            acp_v2::McpServer::Http(_) => return Err(unsupported_transport(index, "http")),
+            acp_v2::McpServer::Other(raw) => return Err(unsupported_transport(index, raw.tag())),
+            // A transport a newer schema adds.
+            #[allow(unreachable_patterns)]
+            _ => return Err(unsupported_transport(index, "unknown")),
+        });
+    }
+    Ok(servers)
+}
+
+/// Checks a v1 session environment (`session/new`, `session/load`, `session/resume`), as
+/// [`environment_v2`] does; SSE servers and draft transports are not supported.
+pub fn environment_v1(
+    cwd: &str,
+    directories: &[String],
+    mcp_servers: &[acp_v1::McpServer],
+    http: bool,
+) -> Result<Vec<crate::agent::McpServer>, Invalid> {
+    use crate::agent::McpServer;
+    absolute("cwd", cwd)?;
+    additional_directories(directories.iter().map(String::as_str))?;
+    let mut servers = Vec::with_capacity(mcp_servers.len());
+    for (index, server) in mcp_servers.iter().enumerate() {
+        servers.push(match server {
+            acp_v1::McpServer::Stdio(stdio) => {
+                mcp_stdio(index, &stdio.name, &stdio.command)?;
+                McpServer::Stdio {
+                    name: stdio.name.clone(),
+                    command: stdio.command.clone(),
+                    args: stdio.args.clone(),
+                    env: stdio
+                        .env
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
+                }
+            }
+            acp_v1::McpServer::Http(served) if http => {
+                mcp_http(index, &served.name, &served.url)?;
+                McpServer::Http {
+                    name: served.name.clone(),
+                    url: served.url.clone(),
+                    headers: served
+                        .headers
+                        .iter()
+                        .map(|h| (h.name.clone(), h.value.clone()))
+                        .collect(),
+                }
+            }
+            acp_v1::McpServer::Http(_) => return Err(unsupported_transport(index, "http")),
+            other => {
+                let transport = other.tag().unwrap_or("unknown");
+                return Err(unsupported_transport(index, transport));
+            }
+        });
+    }
+    Ok(servers)
+}

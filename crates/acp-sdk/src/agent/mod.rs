@@ -1,0 +1,112 @@
+//! The agent side: implement [`Agent`] once and serve v1 and v2 clients with it.
+//!
+//! The SDK owns the protocol around the implementation:
+//! - `initialize`, per connection: capabilities are advertised per version from what the
+//!   implementation provides ([`Agent::capabilities`], [`Agent::config_options`]);
+//! - the session registry (O(1) lookup, listing in creation order), `session/list` with cursor
+//!   pagination, `session/resume` with replay (v2), `session/load` with replay (v1),
+//!   `session/close`, `session/delete` (an unknown id succeeds, as the protocol says);
+//! - `session/cancel` and `$/cancel_request` routing, v2 prompts held in arrival order while a
+//!   turn runs, v1's one prompt at a time;
+//! - validation of `cwd`, additional directories and MCP server configurations, `-32602` naming
+//!   the field; unknown sessions `-32002` with the schema's `SessionNotFoundErrorData`;
+//!   authentication `-32000` until the client authenticates when the agent requires it.
+//!
+//! See protocol docs: [Overview](https://agentclientprotocol.com/protocol/overview)
+
+mod info;
+mod options;
+mod registry;
+mod server;
+mod turn;
+mod v1;
+mod v2;
+
+use std::future::Future;
+
+use acp_rpc::RpcError;
+use acp_v2::ContentBlock;
+
+pub use info::{
+    AgentInfo, AuthMethodInfo, Capabilities, ConfigCategory, ConfigOption, ConfigValue, McpServer,
+    SessionSetup, StopReason,
+};
+pub use options::ServerOptions;
+pub use server::{serve, serve_stdio, Server};
+pub use acp_session::neutral::{ALLOW, REJECT};
+pub use turn::{ClientFs, Turn};
+
+/// An agent, in protocol-neutral terms. The SDK serves it over v1 and v2.
+///
+/// Only [`Agent::info`], [`Agent::new_session`] and [`Agent::prompt`] are required; everything
+/// else has a default.
+pub trait Agent: Send + Sync + 'static {
+    /// What the agent keeps per session (use `()` when nothing).
+    type Session: Send + Sync + 'static;
+
+    /// Its name and version, as `initialize` reports them.
+    fn info(&self) -> AgentInfo;
+
+    /// What it supports beyond text prompts. None of the extras by default.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// Creates a session (`session/new`). The SDK has validated the setup already.
+    fn new_session(
+        &self,
+        setup: &SessionSetup,
+    ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send;
+
+    /// Runs one prompt turn: report through `turn`, return why the turn stopped. After the
+    /// client cancels, the SDK reports `cancelled` whatever this returns, so returning early on
+    /// [`Turn::cancellation`] is all cancellation takes. An error ends the turn with an error
+    /// (v2: `idle` with an `error` stop reason; v1: the prompt is answered with the error).
+    fn prompt(
+        &self,
+        session: &Self::Session,
+        turn: &mut Turn,
+        prompt: Vec<ContentBlock>,
+    ) -> impl Future<Output = Result<StopReason, RpcError>> + Send;
+
+    /// Authenticates with one of [`Capabilities::auth_methods`]. The default accepts every
+    /// method the agent advertises.
+    fn authenticate(&self, method_id: &str) -> impl Future<Output = Result<(), RpcError>> + Send {
+        let known = self
+            .capabilities()
+            .auth_methods
+            .iter()
+            .any(|method| method.id == method_id);
+        let method_id = method_id.to_owned();
+        async move {
+            if known {
+                Ok(())
+            } else {
+                Err(RpcError::invalid_params(format!(
+                    "`methodId`: unknown authentication method `{method_id}`"
+                )))
+            }
+        }
+    }
+
+    /// The session's configuration options as they stand (v2 `configOptions`; v1 also gets a
+    /// [`ConfigCategory::Mode`] option as its session modes). None by default.
+    fn config_options(&self, session: &Self::Session) -> Vec<ConfigOption> {
+        let _ = session;
+        Vec::new()
+    }
+
+    /// Sets option `id` to `value` (already checked against [`Agent::config_options`]: the
+    /// option exists and offers the value). The default refuses, as no option exists.
+    fn set_config_option(
+        &self,
+        session: &Self::Session,
+        id: &str,
+        value: &str,
+    ) -> Result<(), RpcError> {
+        let _ = (session, value);
+        Err(RpcError::invalid_params(format!(
+            "`configId`: unknown config option `{id}`"
+        )))
+    }
+}

@@ -1,0 +1,211 @@
+//! The served sessions: O(1) lookup by id, listing in creation order, and each session's wire
+//! state (the v2 turn queue and history, or the v1 turn and its replay log).
+//!
+//! Locking: every mutex here is held for a lookup or a copy only, never across an `.await`, and
+//! none is taken while another is held, so there is no order to keep.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use acp_rpc::RpcError;
+use indexmap::IndexMap;
+
+/// Locks `mutex`, recovering from poisoning (a panicked handler leaves consistent data here).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `-32002` with the schema's `SessionNotFoundErrorData`.
+pub(crate) fn not_found(session_id: &str) -> RpcError {
+    let data = serde_json::json!({ "sessionId": session_id });
+    RpcError::new(
+        acp_rpc::codes::RESOURCE_NOT_FOUND,
+        format!("Session not found: `{session_id}`"),
+    )
+    .with_data(data)
+}
+
+/// One served session.
+pub(crate) struct Entry<S> {
+    pub(crate) id: String,
+    pub(crate) cwd: String,
+    pub(crate) additional_directories: Mutex<Vec<String>>,
+    /// The implementation's own state.
+    pub(crate) state: S,
+    pub(crate) wire: Wire,
+}
+
+/// The protocol side of a session: which version it was created on and what that keeps.
+pub(crate) enum Wire {
+    V1(V1Wire),
+    V2(acp_session::v2::agent::AgentSession),
+}
+
+/// A v1 session: the turn (rebound to the loading connection on `session/load`) and the log of
+/// what was sent, replayed by `session/load`.
+pub(crate) struct V1Wire {
+    pub(crate) session: Mutex<acp_session::v1::agent::AgentSession>,
+    pub(crate) history: Arc<Mutex<V1History>>,
+}
+
+/// The updates of a v1 session, turn by turn, within a limit: past it the oldest turns go.
+#[derive(Debug, Default)]
+pub(crate) struct V1History {
+    turns: VecDeque<Vec<acp_v1::SessionUpdate>>,
+    updates: usize,
+    limit: usize,
+    /// Turns let go to stay within the limit.
+    pub(crate) dropped_turns: u64,
+}
+
+impl V1History {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            ..Self::default()
+        }
+    }
+
+    /// Starts a turn's log.
+    pub(crate) fn begin_turn(&mut self) {
+        self.turns.push_back(Vec::new());
+    }
+
+    /// Logs one update of the current turn (or outside any turn).
+    pub(crate) fn push(&mut self, update: acp_v1::SessionUpdate) {
+        if self.turns.is_empty() {
+            self.turns.push_back(Vec::new());
+        }
+        if let Some(turn) = self.turns.back_mut() {
+            turn.push(update);
+            self.updates += 1;
+        }
+        while self.updates > self.limit && self.turns.len() > 1 {
+            if let Some(oldest) = self.turns.pop_front() {
+                self.updates -= oldest.len();
+                self.dropped_turns += 1;
+            }
+        }
+    }
+
+    /// Every update kept, in the order sent.
+    pub(crate) fn updates(&self) -> Vec<acp_v1::SessionUpdate> {
+        self.turns.iter().flatten().cloned().collect()
+    }
+}
+
+/// The sessions of one served agent.
+pub(crate) struct Registry<S> {
+    entries: Mutex<IndexMap<String, Arc<Entry<S>>>>,
+    next: AtomicU64,
+}
+
+impl<S> Default for Registry<S> {
+    fn default() -> Self {
+        Self {
+            entries: Mutex::new(IndexMap::new()),
+            next: AtomicU64::new(1),
+        }
+    }
+}
+
+impl<S> Registry<S> {
+    /// A fresh session id.
+    pub(crate) fn next_id(&self) -> String {
+        format!("sess_{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub(crate) fn insert(&self, entry: Entry<S>) -> Arc<Entry<S>> {
+        let entry = Arc::new(entry);
+        lock(&self.entries).insert(entry.id.clone(), entry.clone());
+        entry
+    }
+
+    /// The session `id`, or `-32002`.
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Entry<S>>, RpcError> {
+        lock(&self.entries)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// Removes the session `id`; `None` when there was none.
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Entry<S>>> {
+        lock(&self.entries).shift_remove(id)
+    }
+
+    /// The sessions, in creation order, that `keep` selects.
+    pub(crate) fn select(&self, keep: impl Fn(&Entry<S>) -> bool) -> Vec<Arc<Entry<S>>> {
+        lock(&self.entries)
+            .values()
+            .filter(|entry| keep(entry))
+            .cloned()
+            .collect()
+    }
+}
+
+/// One page of `items` from `cursor` (an offset the previous page gave), and the next cursor.
+pub(crate) fn page<T>(
+    items: Vec<T>,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), RpcError> {
+    let start = match cursor {
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start <= items.len())
+            .ok_or_else(|| RpcError::invalid_params(format!("`cursor`: unknown cursor `{cursor}`")))?,
+        None => 0,
+    };
+    let end = items.len().min(start.saturating_add(size.max(1)));
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((
+        items.into_iter().skip(start).take(end - start).collect(),
+        next,
+    ))
+}
+
+/// A path compared without a trailing separator.
+pub(crate) fn normalise(path: &str) -> &str {
+    let trimmed = path.trim_end_matches(['/', '\\']);
+    if trimmed.is_empty() {
+        path
+    } else {
+        trimmed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_the_cursor_and_refuse_an_unknown_one() {
+        let (first, next) = page((0..5).collect(), None, 2).expect("page");
+        assert_eq!((first, next.as_deref()), (vec![0, 1], Some("2")));
+        let (last, next) = page((0..5).collect(), Some("4"), 2).expect("page");
+        assert_eq!((last, next), (vec![4], None));
+        assert!(page((0..5).collect::<Vec<_>>(), Some("9"), 2).is_err());
+        assert!(page((0..5).collect::<Vec<_>>(), Some("x"), 2).is_err());
+    }
+
+    #[test]
+    fn v1_history_lets_the_oldest_turns_go() {
+        let update = || {
+            let text = acp_v1::ContentBlock::Text(Box::new(acp_v1::TextContent::new("x")));
+            acp_v1::SessionUpdate::AgentMessageChunk(Box::new(acp_v1::ContentChunk::new(text)))
+        };
+        let mut history = V1History::new(3);
+        for _ in 0..3 {
+            history.begin_turn();
+            history.push(update());
+            history.push(update());
+        }
+        assert_eq!(history.updates().len(), 2);
+        assert_eq!(history.dropped_turns, 2);
+    }
+}

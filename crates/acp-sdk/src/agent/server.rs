@@ -1,0 +1,148 @@
+//! [`Server`]: one agent implementation, its sessions, and a connection per client.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use acp_rpc::negotiate::Router;
+use acp_rpc::{codes, Connection, RpcError};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinHandle;
+
+use super::options::ServerOptions;
+use super::registry::{lock, Registry};
+use super::{v1, v2, Agent};
+
+/// A served agent: the implementation and its sessions, shared by every connection.
+pub struct Server<A: Agent> {
+    shared: Arc<Shared<A>>,
+}
+
+impl<A: Agent> Clone for Server<A> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<A: Agent> std::fmt::Debug for Server<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("agent", &self.shared.agent.info())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every connection of a [`Server`] shares.
+pub(crate) struct Shared<A: Agent> {
+    pub(crate) agent: A,
+    pub(crate) options: ServerOptions,
+    /// Sessions created over v1; a v2 client does not see them (and the other way round).
+    pub(crate) v1: Registry<A::Session>,
+    pub(crate) v2: Registry<A::Session>,
+}
+
+/// What one connection knows about its client.
+#[derive(Debug, Default)]
+pub(crate) struct Peer {
+    authenticated: AtomicBool,
+    /// The v1 client's capabilities, from its `initialize`.
+    pub(crate) v1_capabilities: Mutex<Option<acp_v1::ClientCapabilities>>,
+}
+
+impl Peer {
+    pub(crate) fn set_authenticated(&self, authenticated: bool) {
+        self.authenticated.store(authenticated, Ordering::SeqCst);
+    }
+
+    /// `-32000` while the agent requires authentication and the client has not authenticated.
+    pub(crate) fn check_auth<A: Agent>(&self, shared: &Shared<A>) -> Result<(), RpcError> {
+        if shared.agent.capabilities().auth_required && !self.authenticated.load(Ordering::SeqCst)
+        {
+            Err(RpcError::new(
+                codes::AUTHENTICATION_REQUIRED,
+                "Authentication required: call `authenticate` (v1) or `auth/login` (v2) first",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The v1 client's file system capabilities: (read, write).
+    pub(crate) fn v1_fs(&self) -> (bool, bool) {
+        lock(&self.v1_capabilities)
+            .as_ref()
+            .and_then(|caps| caps.fs.as_ref())
+            .map_or((false, false), |fs| {
+                (
+                    fs.read_text_file.unwrap_or(false),
+                    fs.write_text_file.unwrap_or(false),
+                )
+            })
+    }
+}
+
+impl<A: Agent> Server<A> {
+    /// Serves `agent` with the default options.
+    pub fn new(agent: A) -> Self {
+        Self::with_options(agent, ServerOptions::default())
+    }
+
+    /// Serves `agent` with `options`.
+    pub fn with_options(agent: A, options: ServerOptions) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                agent,
+                options,
+                v1: Registry::default(),
+                v2: Registry::default(),
+            }),
+        }
+    }
+
+    /// The implementation.
+    pub fn agent(&self) -> &A {
+        &self.shared.agent
+    }
+
+    /// The handler of one connection: v1 and v2, chosen at `initialize`. For transports other
+    /// than a reader and a writer; [`Server::connect`] uses it.
+    pub fn router(&self) -> Router<v1::V1Handler<A>, v2::V2Handler<A>> {
+        let peer = Arc::new(Peer::default());
+        Router::new()
+            .v1(v1::V1Handler::new(self.shared.clone(), peer.clone()))
+            .v2(v2::V2Handler::new(self.shared.clone(), peer))
+    }
+
+    /// Serves one client over `reader` and `writer`. Returns the connection and the task that
+    /// runs it, which ends when the client hangs up.
+    pub fn connect<R, W>(&self, reader: R, writer: W) -> (Connection, JoinHandle<()>)
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Connection::spawn(
+            reader,
+            writer,
+            self.router(),
+            self.shared.options.connection.clone(),
+        )
+    }
+}
+
+/// Serves `agent` to one client over `reader` and `writer` (see [`Server::connect`]).
+pub fn serve<A, R, W>(agent: A, reader: R, writer: W) -> (Connection, JoinHandle<()>)
+where
+    A: Agent,
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    Server::new(agent).connect(reader, writer)
+}
+
+/// Serves `agent` over this process's stdin and stdout until the client hangs up (logs belong on
+/// stderr).
+pub async fn serve_stdio<A: Agent>(agent: A) -> std::io::Result<()> {
+    let (_connection, task) = serve(agent, tokio::io::stdin(), tokio::io::stdout());
+    task.await.map_err(std::io::Error::other)
+}

@@ -1,0 +1,330 @@
+//! A client session's folded state, v1 or v2, and the events each update makes.
+//!
+//! Turn attribution: a v2 turn begins with the acknowledgement of its user message (a
+//! `user_message` with an id not seen before, while a prompt waits for its turn) and ends with
+//! the next `idle`; a v1 turn is the `session/prompt` request. Prompts of one session are sent
+//! in order and begin in order, so the oldest waiting turn is the one that begins.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use acp_session::v2::Role;
+use serde::Serialize;
+
+use super::turn::{Event, StopReason, ToolStatus, TurnSlot};
+use crate::StepStatus;
+
+/// The folded state of a session, as the version the agent speaks has it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "protocol")]
+#[non_exhaustive]
+pub enum Folded {
+    /// A v1 session.
+    #[serde(rename = "v1")]
+    V1(acp_session::v1::SessionState),
+    /// A v2 session.
+    #[serde(rename = "v2")]
+    V2(acp_session::v2::SessionState),
+}
+
+/// One message, in either version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MessageView {
+    /// Who it is from.
+    pub role: Role,
+    /// The text of its text blocks.
+    pub text: String,
+}
+
+/// One tool call, in either version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolCallView {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its status.
+    pub status: ToolStatus,
+}
+
+/// A session's state in the same shape whatever the version: what a chat view shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Snapshot {
+    /// Messages, in order.
+    pub messages: Vec<MessageView>,
+    /// Tool calls, in first-seen order.
+    pub tool_calls: Vec<ToolCallView>,
+    /// The plan's steps (v2: every plan's, in order).
+    pub plan: Vec<(String, StepStatus)>,
+    /// Updates that could not be applied or decoded, with why.
+    pub problems: Vec<String>,
+}
+
+fn step(status: &str) -> StepStatus {
+    match status {
+        "in_progress" => StepStatus::InProgress,
+        "completed" => StepStatus::Completed,
+        _ => StepStatus::Pending,
+    }
+}
+
+fn text_v2(blocks: &[acp_v2::ContentBlock]) -> String {
+    crate::text_of(blocks)
+}
+
+impl Folded {
+    pub(crate) fn new(version: u16) -> Self {
+        if version == 1 {
+            Folded::V1(Default::default())
+        } else {
+            Folded::V2(Default::default())
+        }
+    }
+
+    /// The neutral view.
+    pub fn snapshot(&self) -> Snapshot {
+        match self {
+            Folded::V1(state) => Snapshot {
+                messages: state
+                    .messages
+                    .iter()
+                    .map(|m| MessageView {
+                        role: m.role,
+                        text: m.text(),
+                    })
+                    .collect(),
+                tool_calls: state
+                    .tool_calls
+                    .iter()
+                    .map(|c| ToolCallView {
+                        id: c.tool_call_id.to_string(),
+                        title: c.title.clone(),
+                        status: ToolStatus::from_wire(c.status.as_str()),
+                    })
+                    .collect(),
+                plan: state
+                    .plan
+                    .iter()
+                    .flatten()
+                    .map(|e| (e.content.clone(), step(e.status.as_str())))
+                    .collect(),
+                problems: state.problems.clone(),
+            },
+            Folded::V2(state) => Snapshot {
+                messages: state
+                    .messages
+                    .iter()
+                    .map(|m| MessageView {
+                        role: m.role,
+                        text: text_v2(&m.content),
+                    })
+                    .collect(),
+                tool_calls: state
+                    .tool_calls
+                    .iter()
+                    .map(|c| ToolCallView {
+                        id: c.tool_call_id.to_string(),
+                        title: c.title.clone().unwrap_or_default(),
+                        status: ToolStatus::from_wire(c.status.as_str()),
+                    })
+                    .collect(),
+                plan: state
+                    .plans
+                    .iter()
+                    .flat_map(|p| p.entries.iter())
+                    .map(|e| (e.content.clone(), step(e.status.as_str())))
+                    .collect(),
+                problems: state.problems.clone(),
+            },
+        }
+    }
+
+    /// Records an update that did not decode.
+    pub(crate) fn reject(&mut self, raw: serde_json::Value, error: &dyn std::fmt::Display) -> Event {
+        match self {
+            Folded::V1(state) => state.reject(raw, error),
+            Folded::V2(state) => {
+                let kind = raw
+                    .get("sessionUpdate")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("(no sessionUpdate)");
+                state
+                    .problems
+                    .push(format!("`{kind}` update does not decode: {error}"));
+            }
+        }
+        let problems = match self {
+            Folded::V1(state) => &state.problems,
+            Folded::V2(state) => &state.problems,
+        };
+        Event::Problem(problems.last().cloned().unwrap_or_default())
+    }
+
+    /// Folds a v1 update and gives the event it makes.
+    pub(crate) fn apply_v1(&mut self, update: acp_v1::SessionUpdate) -> Option<Event> {
+        use acp_v1::SessionUpdate as U;
+        let Folded::V1(state) = self else {
+            return None;
+        };
+        let event = match &update {
+            U::AgentMessageChunk(chunk) => text_v1(&chunk.content).map(Event::Text),
+            U::AgentThoughtChunk(chunk) => text_v1(&chunk.content).map(Event::Thought),
+            U::UserMessageChunk(_) => None,
+            U::Plan(plan) => Some(Event::Plan(
+                plan.entries
+                    .iter()
+                    .map(|e| (e.content.clone(), step(e.status.as_str())))
+                    .collect(),
+            )),
+            other => Some(Event::Update(other.tag().unwrap_or("unknown").to_owned())),
+        };
+        let tool = match &update {
+            U::ToolCall(call) => Some(call.tool_call_id.clone()),
+            U::ToolCallUpdate(update) => Some(update.tool_call_id.clone()),
+            _ => None,
+        };
+        state.apply(update);
+        match tool {
+            Some(id) => state.tool_calls.get(&id).map(|call| Event::ToolCall {
+                id: id.to_string(),
+                title: call.title.clone(),
+                status: ToolStatus::from_wire(call.status.as_str()),
+            }),
+            None => event,
+        }
+    }
+
+    /// Folds a v2 update, attributes it to a turn, and gives the event it makes.
+    pub(crate) fn apply_v2(
+        &mut self,
+        update: acp_v2::SessionUpdate,
+        turns: &mut VecDeque<Arc<TurnSlot>>,
+    ) -> Option<Event> {
+        use acp_v2::{IdleStateUpdateStopReason as R, SessionUpdate as U, StateUpdate};
+        let Folded::V2(state) = self else {
+            return None;
+        };
+        let mut ended = None;
+        let mut terminal_before = None;
+        let event = match &update {
+            U::AgentMessageChunk(chunk) => text_v1_block_v2(&chunk.content).map(Event::Text),
+            U::AgentThoughtChunk(chunk) => text_v1_block_v2(&chunk.content).map(Event::Thought),
+            U::UserMessage(message) => {
+                // The acknowledgement may come before or after the prompt's response (which
+                // begins the turn too): a message id a turn already has begins nothing.
+                let id = message.message_id.to_string();
+                let known = state
+                    .messages
+                    .iter()
+                    .any(|m| m.role == Role::User && m.message_id == message.message_id)
+                    || turns
+                        .iter()
+                        .any(|slot| slot.user_message_id().as_deref() == Some(id.as_str()));
+                if !known {
+                    if let Some(waiting) = turns.iter().find(|slot| !slot.is_begun()) {
+                        waiting.begin(Some(id));
+                    }
+                }
+                None
+            }
+            U::StateUpdate(update) => match update.as_ref() {
+                StateUpdate::Idle(idle) => {
+                    ended = Some(match &idle.stop_reason {
+                        R::EndTurn => StopReason::EndTurn,
+                        R::MaxTokens => StopReason::MaxTokens,
+                        R::MaxTurnRequests => StopReason::MaxTurnRequests,
+                        R::Refusal => StopReason::Refusal,
+                        R::Cancelled => StopReason::Cancelled,
+                        R::Error(error) => StopReason::Error(
+                            error.error.as_option().map(|e| e.message.clone()),
+                        ),
+                        other => StopReason::Other(
+                            serde_json::to_string(other).unwrap_or_else(|_| "unknown".into()),
+                        ),
+                    });
+                    Some(Event::State("idle".into()))
+                }
+                other => Some(Event::State(
+                    serde_json::to_value(other)
+                        .ok()
+                        .and_then(|v| v.get("state").and_then(|s| s.as_str().map(str::to_owned)))
+                        .unwrap_or_else(|| "unknown".into()),
+                )),
+            },
+            U::PlanUpdate(_) => None,
+            U::TerminalOutputChunk(chunk) => {
+                terminal_before = Some((
+                    chunk.terminal_id.clone(),
+                    state
+                        .terminals
+                        .get(&chunk.terminal_id)
+                        .map_or(0, |t| t.transcript.text().len()),
+                ));
+                None
+            }
+            other => Some(Event::Update(other.tag().unwrap_or("unknown").to_owned())),
+        };
+        let tool = match &update {
+            U::ToolCallUpdate(update) => Some(update.tool_call_id.clone()),
+            U::ToolCallContentChunk(chunk) => Some(chunk.tool_call_id.clone()),
+            _ => None,
+        };
+        let is_plan = matches!(update, U::PlanUpdate(_));
+        state.apply(update);
+        if let Some(reason) = ended {
+            // The oldest turn that has begun ends; a turn waiting for its acknowledgement does
+            // not (this `idle` closes the work before it).
+            if let Some(position) = turns.iter().position(|slot| slot.is_begun()) {
+                if let Some(slot) = turns.remove(position) {
+                    slot.finish(Ok(reason));
+                }
+            }
+        }
+        if let Some(id) = tool {
+            return state.tool_calls.get(&id).map(|call| Event::ToolCall {
+                id: id.to_string(),
+                title: call.title.clone().unwrap_or_default(),
+                status: ToolStatus::from_wire(call.status.as_str()),
+            });
+        }
+        if let Some((id, before)) = terminal_before {
+            return state.terminals.get(&id).map(|terminal| Event::TerminalOutput {
+                id: id.to_string(),
+                text: terminal
+                    .transcript
+                    .text()
+                    .get(before..)
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        if is_plan {
+            return Some(Event::Plan(
+                state
+                    .plans
+                    .iter()
+                    .flat_map(|p| p.entries.iter())
+                    .map(|e| (e.content.clone(), step(e.status.as_str())))
+                    .collect(),
+            ));
+        }
+        event
+    }
+}
+
+fn text_v1(block: &acp_v1::ContentBlock) -> Option<String> {
+    match block {
+        acp_v1::ContentBlock::Text(text) => Some(text.text.clone()),
+        _ => None,
+    }
+}
+
+fn text_v1_block_v2(block: &acp_v2::ContentBlock) -> Option<String> {
+    match block {
+        acp_v2::ContentBlock::Text(text) => Some(text.text.clone()),
+        _ => None,
+    }
+}

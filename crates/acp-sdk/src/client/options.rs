@@ -1,0 +1,230 @@
+//! [`ClientOptions`]: who the client is, which versions it speaks, how it answers permission
+//! requests, and which local services it offers v1 agents.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use acp_rpc::ConnectionOptions;
+
+/// Which protocol versions the client offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// v2, falling back to v1 when the agent chooses it.
+    #[default]
+    Auto,
+    /// v1 only.
+    V1,
+    /// v2 only.
+    V2,
+}
+
+/// One option of a permission request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PermissionChoice {
+    /// Its id, the answer to give.
+    pub id: String,
+    /// Its label.
+    pub name: String,
+    /// `allow_once`, `allow_always`, `reject_once`, `reject_always` or a kind a newer protocol
+    /// adds.
+    pub kind: String,
+}
+
+impl PermissionChoice {
+    /// `true` for the `allow_*` kinds.
+    pub fn allows(&self) -> bool {
+        self.kind.starts_with("allow")
+    }
+}
+
+/// A permission request from the agent, in either version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PermissionRequest {
+    /// The session.
+    pub session_id: String,
+    /// The tool call it is about, when it is about one.
+    pub tool_call_id: Option<String>,
+    /// What is asked, for people.
+    pub title: String,
+    /// The options, in the agent's order.
+    pub options: Vec<PermissionChoice>,
+}
+
+/// The answer to a [`PermissionRequest`]: an option's id, or `None` to dismiss it (answered
+/// `cancelled`).
+pub type PermissionAnswer = Option<String>;
+
+/// A function that answers permission requests.
+pub type PermissionHandler = Arc<
+    dyn Fn(PermissionRequest) -> Pin<Box<dyn Future<Output = PermissionAnswer> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// The local services a v1 agent may call (`fs/*`, `terminal/*`), confined to the session's
+/// working directory and additional directories. Off unless enabled; writes and commands each
+/// need their own switch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LocalServices {
+    /// `fs/read_text_file` inside the roots.
+    pub read_files: bool,
+    /// `fs/write_text_file` inside the roots.
+    pub write_files: bool,
+    /// `terminal/*`: commands run with the session's working directory (or a directory inside
+    /// the roots).
+    pub terminals: bool,
+    /// The most bytes a file read returns, and the default output limit of a terminal.
+    pub output_limit: usize,
+    /// Directories beside each session's own that the services may also reach.
+    pub extra_roots: Vec<PathBuf>,
+}
+
+impl LocalServices {
+    /// Nothing enabled; 1 MiB output limit.
+    pub fn new() -> Self {
+        Self {
+            output_limit: 1 << 20,
+            ..Self::default()
+        }
+    }
+
+    /// Reads files inside the roots.
+    #[must_use]
+    pub fn read_files(mut self) -> Self {
+        self.read_files = true;
+        self
+    }
+
+    /// Writes files inside the roots.
+    #[must_use]
+    pub fn write_files(mut self) -> Self {
+        self.write_files = true;
+        self
+    }
+
+    /// Runs commands for the agent.
+    #[must_use]
+    pub fn terminals(mut self) -> Self {
+        self.terminals = true;
+        self
+    }
+
+    /// Sets the output limit.
+    #[must_use]
+    pub fn output_limit(mut self, bytes: usize) -> Self {
+        self.output_limit = bytes.max(1);
+        self
+    }
+}
+
+/// How a [`super::Client`] connects.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// The client's name and version, as `initialize` reports them.
+    pub name: String,
+    /// See [`ClientOptions::name`].
+    pub version: String,
+    /// Which versions to offer.
+    pub protocol: Protocol,
+    /// Answers permission requests. By default every request is answered with its first
+    /// `reject_*` option (or dismissed when it has none): nothing is allowed unasked.
+    pub permission: Option<PermissionHandler>,
+    /// The services offered to v1 agents.
+    pub services: LocalServices,
+    /// The most events a turn holds for a reader that does not keep up; past it the oldest text
+    /// events are let go and a [`super::Event::Lagged`] says how many (the session's state
+    /// still has everything).
+    pub event_capacity: usize,
+    /// The transport's options.
+    pub connection: ConnectionOptions,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("protocol", &self.protocol)
+            .field("permission", &self.permission.as_ref().map(|_| "custom"))
+            .field("services", &self.services)
+            .field("event_capacity", &self.event_capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            name: "acp-sdk-client".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            protocol: Protocol::Auto,
+            permission: None,
+            services: LocalServices::new(),
+            event_capacity: 4096,
+            connection: ConnectionOptions::default(),
+        }
+    }
+}
+
+impl ClientOptions {
+    /// The defaults: v2 with v1 fallback, permissions refused, no local services.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the client's name and version.
+    #[must_use]
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Sets the versions offered.
+    #[must_use]
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Answers permission requests with `handler`.
+    #[must_use]
+    pub fn on_permission<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(PermissionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = PermissionAnswer> + Send + 'static,
+    {
+        self.permission = Some(Arc::new(move |request| Box::pin(handler(request))));
+        self
+    }
+
+    /// Offers `services` to v1 agents.
+    #[must_use]
+    pub fn services(mut self, services: LocalServices) -> Self {
+        self.services = services;
+        self
+    }
+
+    /// Sets the transport's options.
+    #[must_use]
+    pub fn connection(mut self, options: ConnectionOptions) -> Self {
+        self.connection = options;
+        self
+    }
+}
+
+/// The default answer: the first `reject_*` option, else dismissed.
+pub(crate) fn refuse(request: &PermissionRequest) -> PermissionAnswer {
+    request
+        .options
+        .iter()
+        .find(|choice| choice.kind.starts_with("reject"))
+        .map(|choice| choice.id.clone())
+}

@@ -1,0 +1,446 @@
+//! [`ClientSession`]: one session seen from the client, in either version.
+//!
+//! Locking: `state` and `turns` are taken together only in the connection's notification
+//! handler, `turns` first and then `state` (see `handler.rs`); everywhere else one at a time.
+//! None is held across an `.await`.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::folded::{Folded, Snapshot};
+use super::turn::{StopReason, TurnHandle, TurnSlot};
+use super::{ClientError, Shared};
+use crate::ContentBlock;
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the connection and the session handle share about one session.
+pub(crate) struct SessionShared {
+    pub(crate) id: String,
+    pub(crate) version: u16,
+    /// The session's working directory and additional directories: the services' roots.
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) state: Mutex<Folded>,
+    /// Turns not yet ended, oldest first.
+    pub(crate) turns: Mutex<VecDeque<Arc<TurnSlot>>>,
+    /// v1 modes as the agent gave them (for `set_config_option` on a v1 agent with modes only).
+    pub(crate) v1_modes: Mutex<Option<acp_v1::SessionModeState>>,
+    pub(crate) terminals: super::services::Terminals,
+}
+
+/// A session listed by the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionSummary {
+    /// Its id.
+    pub id: String,
+    /// Its working directory.
+    pub cwd: String,
+    /// Its title, if it has one.
+    pub title: Option<String>,
+}
+
+/// One session of a [`super::Client`].
+#[derive(Clone)]
+pub struct ClientSession {
+    shared: Arc<Shared>,
+    session: Arc<SessionShared>,
+}
+
+impl std::fmt::Debug for ClientSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientSession")
+            .field("id", &self.session.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Content to prompt with: text, or blocks.
+pub trait IntoPrompt {
+    /// The blocks.
+    fn into_prompt(self) -> Vec<ContentBlock>;
+}
+
+impl IntoPrompt for &str {
+    fn into_prompt(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::from(self)]
+    }
+}
+
+impl IntoPrompt for String {
+    fn into_prompt(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::from(self)]
+    }
+}
+
+impl IntoPrompt for Vec<ContentBlock> {
+    fn into_prompt(self) -> Vec<ContentBlock> {
+        self
+    }
+}
+
+fn register(shared: &Shared, id: String, roots: Vec<PathBuf>) -> Arc<SessionShared> {
+    let version = shared.agent.protocol_version;
+    let session = Arc::new(SessionShared {
+        id: id.clone(),
+        version,
+        roots,
+        state: Mutex::new(Folded::new(version)),
+        turns: Mutex::new(VecDeque::new()),
+        v1_modes: Mutex::new(None),
+        terminals: Default::default(),
+    });
+    lock(&shared.sessions).insert(id, session.clone());
+    session
+}
+
+fn roots(shared: &Shared, cwd: &Path) -> Vec<PathBuf> {
+    let mut roots = vec![cwd.to_path_buf()];
+    roots.extend(shared.options.services.extra_roots.iter().cloned());
+    roots
+}
+
+fn cwd_string(cwd: &Path) -> Result<String, ClientError> {
+    if !cwd.is_absolute() {
+        return Err(ClientError::Usage(format!(
+            "the working directory must be absolute, got `{}`",
+            cwd.display()
+        )));
+    }
+    Ok(cwd.to_string_lossy().into_owned())
+}
+
+pub(crate) async fn create(shared: &Arc<Shared>, cwd: &Path) -> Result<ClientSession, ClientError> {
+    let cwd_text = cwd_string(cwd)?;
+    let connection = &shared.connection;
+    let session = if shared.agent.protocol_version == 1 {
+        let response = connection
+            .request(&acp_v1::NewSessionRequest::new(cwd_text, Vec::new()))
+            .await?;
+        let session = register(shared, response.session_id.to_string(), roots(shared, cwd));
+        *lock(&session.v1_modes) = response.modes.as_option().cloned();
+        if let Folded::V1(state) = &mut *lock(&session.state) {
+            state.config_options = response.config_options.as_option().cloned();
+            state.current_mode = response
+                .modes
+                .as_option()
+                .map(|m| m.current_mode_id.clone());
+        }
+        session
+    } else {
+        let response = connection
+            .request(&acp_v2::NewSessionRequest::new(cwd_text))
+            .await?;
+        let session = register(shared, response.session_id.to_string(), roots(shared, cwd));
+        if let Folded::V2(state) = &mut *lock(&session.state) {
+            state.config_options = response.config_options.clone();
+        }
+        session
+    };
+    Ok(ClientSession {
+        shared: shared.clone(),
+        session,
+    })
+}
+
+pub(crate) async fn list(
+    shared: &Arc<Shared>,
+    cwd: Option<&Path>,
+) -> Result<Vec<SessionSummary>, ClientError> {
+    if !shared.agent.capabilities.list {
+        return Err(ClientError::NotAdvertised {
+            method: "session/list",
+            capability: "`sessionCapabilities.list`",
+        });
+    }
+    let cwd = cwd.map(cwd_string).transpose()?;
+    let mut sessions = Vec::new();
+    let mut cursor: Option<String> = None;
+    // A bound on pages: an agent that hands out cursors forever cannot keep the client here.
+    for _ in 0..10_000 {
+        let next = if shared.agent.protocol_version == 1 {
+            let mut request = acp_v1::ListSessionsRequest::new();
+            if let Some(cwd) = &cwd {
+                request = request.cwd(cwd.as_str());
+            }
+            if let Some(cursor) = &cursor {
+                request = request.cursor(cursor.as_str());
+            }
+            let response = shared.connection.request(&request).await?;
+            sessions.extend(response.sessions.iter().map(|s| SessionSummary {
+                id: s.session_id.to_string(),
+                cwd: s.cwd.clone(),
+                title: s.title.as_option().cloned(),
+            }));
+            response.next_cursor.as_option().cloned()
+        } else {
+            let mut request = acp_v2::ListSessionsRequest::new();
+            if let Some(cwd) = &cwd {
+                request = request.cwd(cwd.as_str());
+            }
+            if let Some(cursor) = &cursor {
+                request = request.cursor(cursor.as_str());
+            }
+            let response = shared.connection.request(&request).await?;
+            sessions.extend(response.sessions.iter().map(|s| SessionSummary {
+                id: s.session_id.to_string(),
+                cwd: s.cwd.as_str().to_owned(),
+                title: s.title.as_option().cloned(),
+            }));
+            response.next_cursor.as_option().map(|c| c.as_str().to_owned())
+        };
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(sessions),
+        }
+    }
+    Err(ClientError::Connection(
+        "the agent's session list did not end after 10,000 pages".into(),
+    ))
+}
+
+pub(crate) async fn resume(
+    shared: &Arc<Shared>,
+    id: &str,
+    cwd: &Path,
+) -> Result<ClientSession, ClientError> {
+    if !shared.agent.capabilities.replay {
+        return Err(ClientError::NotAdvertised {
+            method: "session/load",
+            capability: "`loadSession`",
+        });
+    }
+    let cwd_text = cwd_string(cwd)?;
+    // Registered first: the replay arrives before the response and folds into this state.
+    let session = register(shared, id.to_owned(), roots(shared, cwd));
+    let result = if shared.agent.protocol_version == 1 {
+        shared
+            .connection
+            .request(&acp_v1::LoadSessionRequest::new(Vec::new(), cwd_text, id))
+            .await
+            .map(|response| {
+                *lock(&session.v1_modes) = response.modes.as_option().cloned();
+            })
+    } else {
+        let request = acp_v2::ResumeSessionRequest::new(id, cwd_text).replay_from(
+            acp_v2::ReplayFrom::Start(acp_v2::ReplayFromStart::new()),
+        );
+        shared.connection.request(&request).await.map(|_| ())
+    };
+    if let Err(err) = result {
+        lock(&shared.sessions).remove(id);
+        return Err(err.into());
+    }
+    Ok(ClientSession {
+        shared: shared.clone(),
+        session,
+    })
+}
+
+impl ClientSession {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The state as the agent reported it, in the same shape whatever the version.
+    pub fn state(&self) -> Snapshot {
+        lock(&self.session.state).snapshot()
+    }
+
+    /// The full folded state, as the version spoken has it.
+    pub fn folded(&self) -> Folded {
+        lock(&self.session.state).clone()
+    }
+
+    /// Sends a prompt; the turn's events and outcome come through the handle. On a v1 agent a
+    /// second prompt while one runs is refused here, as v1 agents refuse it.
+    pub async fn prompt(&self, content: impl IntoPrompt) -> Result<TurnHandle, ClientError> {
+        let blocks = content.into_prompt();
+        let capacity = self.shared.options.event_capacity;
+        let connection = self.shared.connection.clone();
+        let id = self.session.id.clone();
+        if self.session.version == 1 {
+            let blocks = blocks
+                .iter()
+                .map(crate::content::v2_to_v1)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|err| ClientError::Usage(format!("not a v1 content block: {err}")))?;
+            let slot = {
+                let mut turns = lock(&self.session.turns);
+                if !turns.is_empty() {
+                    return Err(ClientError::Usage(
+                        "a v1 agent runs one prompt at a time; this session's is still running"
+                            .into(),
+                    ));
+                }
+                // v1 agents do not echo the prompt: the client folds it in itself, as a
+                // `session/load` replay will show it.
+                if let Folded::V1(state) = &mut *lock(&self.session.state) {
+                    for block in &blocks {
+                        state.apply(acp_v1::SessionUpdate::UserMessageChunk(Box::new(
+                            acp_v1::ContentChunk::new(block.clone()),
+                        )));
+                    }
+                }
+                let slot = TurnSlot::new(capacity, true);
+                turns.push_back(slot.clone());
+                slot
+            };
+            let session = self.session.clone();
+            let task_slot = slot.clone();
+            tokio::spawn(async move {
+                let result = connection
+                    .request(&acp_v1::PromptRequest::new(id, blocks))
+                    .await;
+                lock(&session.turns).retain(|s| !Arc::ptr_eq(s, &task_slot));
+                task_slot.finish(
+                    result
+                        .map(|response| v1_stop_reason(&response.stop_reason))
+                        .map_err(ClientError::from),
+                );
+            });
+            return Ok(TurnHandle::new(slot, self.clone()));
+        }
+        let slot = TurnSlot::new(capacity, false);
+        lock(&self.session.turns).push_back(slot.clone());
+        let session = self.session.clone();
+        let task_slot = slot.clone();
+        tokio::spawn(async move {
+            let result = connection
+                .request(&acp_v2::PromptRequest::new(id, blocks))
+                .await;
+            match result {
+                // The acknowledging update may come after the response: the turn has begun.
+                Ok(response) => {
+                    if !task_slot.is_begun() && !task_slot.is_done() {
+                        task_slot.begin(Some(response.message_id.to_string()));
+                    }
+                }
+                Err(err) => {
+                    lock(&session.turns).retain(|s| !Arc::ptr_eq(s, &task_slot));
+                    task_slot.finish(Err(err.into()));
+                }
+            }
+        });
+        Ok(TurnHandle::new(slot, self.clone()))
+    }
+
+    /// Cancels the running turn (`session/cancel`); v2 also answers held prompts `-32800`.
+    pub async fn cancel(&self) -> Result<(), ClientError> {
+        let connection = &self.shared.connection;
+        if self.session.version == 1 {
+            connection
+                .notify(&acp_v1::CancelNotification::new(self.session.id.as_str()))
+                .await?;
+        } else {
+            connection
+                .notify(&acp_v2::CancelSessionNotification::new(
+                    self.session.id.as_str(),
+                ))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sets configuration option `id` to `value`. On a v1 agent that has modes but no
+    /// configuration options, the `mode` option is its modes (`session/set_mode`).
+    pub async fn set_config_option(&self, id: &str, value: &str) -> Result<(), ClientError> {
+        let connection = &self.shared.connection;
+        if self.session.version == 2 {
+            let request = acp_v2::SetSessionConfigOptionRequest::new(
+                self.session.id.as_str(),
+                id,
+                acp_v2::SetSessionConfigOptionRequestType::Id(
+                    acp_v2::SetSessionConfigOptionRequestTypeId::new(value),
+                ),
+            );
+            let response = connection.request(&request).await?;
+            if let Folded::V2(state) = &mut *lock(&self.session.state) {
+                state.config_options = Some(response.config_options);
+            }
+            return Ok(());
+        }
+        let has_options = matches!(&*lock(&self.session.state),
+            Folded::V1(state) if state.config_options.as_ref().is_some_and(|o| !o.is_empty()));
+        let has_modes = lock(&self.session.v1_modes).is_some();
+        if !has_options && has_modes && id == "mode" {
+            connection
+                .request(&acp_v1::SetSessionModeRequest::new(
+                    self.session.id.as_str(),
+                    value,
+                ))
+                .await?;
+            if let Folded::V1(state) = &mut *lock(&self.session.state) {
+                state.current_mode = Some(acp_v1::SessionModeId::new(value));
+            }
+            return Ok(());
+        }
+        let request = acp_v1::SetSessionConfigOptionRequest::new(
+            self.session.id.as_str(),
+            id,
+            acp_v1::SetSessionConfigOptionRequestType::ValueId(
+                acp_v1::SetSessionConfigOptionRequestTypeValueId::new(value),
+            ),
+        );
+        let response = connection.request(&request).await?;
+        if let Folded::V1(state) = &mut *lock(&self.session.state) {
+            state.config_options = Some(response.config_options);
+        }
+        Ok(())
+    }
+
+    /// Closes the session (v2 `session/close`; v1 has no close: the running turn is cancelled).
+    pub async fn close(&self) -> Result<(), ClientError> {
+        if self.session.version == 2 {
+            self.shared
+                .connection
+                .request(&acp_v2::CloseSessionRequest::new(self.session.id.as_str()))
+                .await?;
+        } else {
+            self.cancel().await?;
+        }
+        self.session.terminals.release_all().await;
+        Ok(())
+    }
+
+    /// Deletes the session.
+    pub async fn delete(&self) -> Result<(), ClientError> {
+        if !self.shared.agent.capabilities.delete {
+            return Err(ClientError::NotAdvertised {
+                method: "session/delete",
+                capability: "`sessionCapabilities.delete`",
+            });
+        }
+        if self.session.version == 2 {
+            self.shared
+                .connection
+                .request(&acp_v2::DeleteSessionRequest::new(self.session.id.as_str()))
+                .await?;
+        } else {
+            self.shared
+                .connection
+                .request(&acp_v1::DeleteSessionRequest::new(self.session.id.as_str()))
+                .await?;
+        }
+        lock(&self.shared.sessions).remove(&self.session.id);
+        self.session.terminals.release_all().await;
+        Ok(())
+    }
+}
+
+fn v1_stop_reason(reason: &acp_v1::StopReason) -> StopReason {
+    match reason.as_str() {
+        "end_turn" => StopReason::EndTurn,
+        "max_tokens" => StopReason::MaxTokens,
+        "max_turn_requests" => StopReason::MaxTurnRequests,
+        "refusal" => StopReason::Refusal,
+        "cancelled" => StopReason::Cancelled,
+        other => StopReason::Other(other.to_owned()),
+    }
+}

@@ -1,0 +1,95 @@
+//! A test agent on the SDK: `mode` config option, and prompts scripted by their text
+//! (`tool` runs a tool call after asking permission, `plan` reports a plan, `wait` waits for
+//! cancellation, `fail` fails the turn).
+
+#![allow(dead_code)]
+
+use std::sync::Mutex;
+
+use acp_sdk::agent::{
+    AgentInfo, Capabilities, ConfigCategory, ConfigOption, ConfigValue, SessionSetup, StopReason,
+    Turn,
+};
+use acp_sdk::{text_of, Agent, ContentBlock, Permission, RpcError, StepStatus};
+
+/// The test agent.
+pub struct Scripted;
+
+/// Its per-session state.
+pub struct Session {
+    pub mode: Mutex<String>,
+}
+
+impl Agent for Scripted {
+    type Session = Session;
+
+    fn info(&self) -> AgentInfo {
+        AgentInfo::new("scripted", "0.1.0").title("Scripted test agent")
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new().rich_prompts().additional_directories()
+    }
+
+    async fn new_session(&self, _setup: &SessionSetup) -> Result<Session, RpcError> {
+        Ok(Session {
+            mode: Mutex::new("ask".into()),
+        })
+    }
+
+    async fn prompt(
+        &self,
+        session: &Session,
+        turn: &mut Turn,
+        prompt: Vec<ContentBlock>,
+    ) -> Result<StopReason, RpcError> {
+        let text = text_of(&prompt);
+        if text.contains("fail") {
+            return Err(RpcError::internal_error("asked to fail"));
+        }
+        if text.contains("wait") {
+            turn.text("waiting").await?;
+            turn.cancellation().cancelled().await;
+            return Ok(StopReason::EndTurn);
+        }
+        turn.thought("thinking").await?;
+        if text.contains("plan") {
+            turn.plan(vec![
+                ("look".into(), StepStatus::Completed),
+                ("answer".into(), StepStatus::InProgress),
+            ])
+            .await?;
+        }
+        if text.contains("tool") {
+            turn.tool_started("call_1", "Run the tool").await?;
+            let permission = turn.ask_permission("call_1", "Run the tool?").await?;
+            let allowed = permission == Permission::Selected(acp_sdk::agent::ALLOW.into());
+            if allowed {
+                turn.tool_output("call_1", "tool output").await?;
+            }
+            turn.tool_finished("call_1", allowed).await?;
+        }
+        let mode = session.mode.lock().map(|m| m.clone()).unwrap_or_default();
+        turn.text(format!("echo ({mode}): ")).await?;
+        turn.text(text).await?;
+        Ok(StopReason::EndTurn)
+    }
+
+    fn config_options(&self, session: &Session) -> Vec<ConfigOption> {
+        let mode = session.mode.lock().map(|m| m.clone()).unwrap_or_default();
+        vec![ConfigOption::select(
+            "mode",
+            "Mode",
+            mode,
+            vec![ConfigValue::new("ask", "Ask"), ConfigValue::new("code", "Code")],
+        )
+        .category(ConfigCategory::Mode)]
+    }
+
+    fn set_config_option(&self, session: &Session, _id: &str, value: &str) -> Result<(), RpcError> {
+        if let Ok(mut mode) = session.mode.lock() {
+            *mode = value.to_owned();
+        }
+        Ok(())
+    }
+}

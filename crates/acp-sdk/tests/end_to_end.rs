@@ -1,0 +1,216 @@
+//! The SDK's agent and client against each other, in memory, over v1 and v2: one agent
+//! implementation, one client code path, the same folded state whatever the version.
+
+mod common;
+
+use std::time::Duration;
+
+use acp_sdk::agent::Server;
+use acp_sdk::client::{ClientError, Event, Protocol, StopReason, ToolStatus};
+use acp_sdk::{Client, ClientOptions, StepStatus};
+use common::Scripted;
+
+const VERSIONS: [(Protocol, u16); 3] = [(Protocol::V1, 1), (Protocol::V2, 2), (Protocol::Auto, 2)];
+
+async fn connect(server: &Server<Scripted>, options: ClientOptions) -> Client {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (agent_read, agent_write) = tokio::io::split(agent_io);
+    let (client_read, client_write) = tokio::io::split(client_io);
+    server.connect(agent_read, agent_write);
+    Client::connect(client_read, client_write, options)
+        .await
+        .expect("the client connects")
+}
+
+fn allowing(protocol: Protocol) -> ClientOptions {
+    ClientOptions::new().protocol(protocol).on_permission(|request| async move {
+        request
+            .options
+            .iter()
+            .find(|choice| choice.allows())
+            .map(|choice| choice.id.clone())
+    })
+}
+
+fn cwd() -> std::path::PathBuf {
+    std::env::temp_dir()
+}
+
+async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), future)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+#[tokio::test]
+async fn a_turn_streams_the_same_events_and_state_over_v1_and_v2() {
+    let mut snapshots = Vec::new();
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        assert_eq!(client.protocol_version(), version);
+        assert_eq!(client.agent().name, "scripted");
+        assert_eq!(client.agent().title.as_deref(), Some("Scripted test agent"));
+        assert!(client.agent().capabilities.image, "{:?}", client.agent());
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let mut turn = session.prompt("plan and tool please").await.expect("prompt");
+        let mut events = Vec::new();
+        while let Some(event) = within("events", turn.next_event()).await {
+            events.push(event);
+        }
+        let outcome = within("outcome", turn.outcome()).await.expect("the turn ends");
+        assert_eq!(outcome.stop_reason, StopReason::EndTurn, "v{version}");
+        assert_eq!(outcome.text, "echo (ask): plan and tool please", "v{version}");
+        assert!(events.contains(&Event::Thought("thinking".into())), "v{version}: {events:?}");
+        assert!(
+            events.contains(&Event::Plan(vec![
+                ("look".into(), StepStatus::Completed),
+                ("answer".into(), StepStatus::InProgress)
+            ])),
+            "v{version}: {events:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(e, Event::PermissionAsked { answer: Some(id), .. } if id == "allow")),
+            "v{version}: {events:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(e, Event::ToolCall { status: ToolStatus::Completed, .. })),
+            "v{version}: {events:?}"
+        );
+        snapshots.push(session.state());
+        client.shutdown().await;
+    }
+    // The same shape whatever the version: user message, thought, answer, tool call, plan.
+    let v1 = &snapshots[0];
+    for other in &snapshots[1..] {
+        assert_eq!(other.tool_calls, v1.tool_calls);
+        assert_eq!(other.plan, v1.plan);
+        assert_eq!(
+            other.messages.last().map(|m| m.text.clone()),
+            Some("echo (ask): plan and tool please".into())
+        );
+        assert!(other.problems.is_empty(), "{:?}", other.problems);
+    }
+    assert!(v1.problems.is_empty(), "{:?}", v1.problems);
+}
+
+#[tokio::test]
+async fn permission_is_refused_by_default() {
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, ClientOptions::new().protocol(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let turn = session.prompt("tool").await.expect("prompt");
+        within("outcome", turn.outcome()).await.expect("the turn ends");
+        let state = session.state();
+        assert_eq!(state.tool_calls.len(), 1, "v{version}");
+        assert_eq!(state.tool_calls[0].status, ToolStatus::Failed, "v{version}");
+    }
+}
+
+#[tokio::test]
+async fn config_options_set_and_resume_replays_the_history() {
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        session.set_config_option("mode", "code").await.expect("set mode");
+        let err = session.set_config_option("mode", "nope").await.expect_err("not a mode");
+        assert!(matches!(&err, ClientError::Rpc(e) if e.code == -32602), "v{version}: {err}");
+        let reply = session.prompt("hello").await.expect("prompt").text().await.expect("reply");
+        assert_eq!(reply, "echo (code): hello", "v{version}");
+        let listed = client.list_sessions(None).await.expect("list");
+        assert_eq!(listed.len(), 1, "v{version}");
+        assert_eq!(listed[0].id, session.id());
+
+        // A second connection reopens it with its history replayed.
+        let other = connect(&server, allowing(protocol)).await;
+        let resumed = other.resume_session(session.id(), cwd()).await.expect("resume");
+        let live = session.state();
+        let replayed = resumed.state();
+        assert_eq!(replayed.messages, live.messages, "v{version}");
+        assert_eq!(replayed.tool_calls, live.tool_calls, "v{version}");
+        let again = resumed.prompt("again").await.expect("prompt").text().await.expect("reply");
+        assert_eq!(again, "echo (code): again", "v{version}");
+
+        // Deleting an unknown session succeeds; deleting this one removes it from the list.
+        resumed.delete().await.expect("delete");
+        assert!(other.list_sessions(None).await.expect("list").is_empty(), "v{version}");
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_running_turn_ends_it_cancelled() {
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let mut turn = session.prompt("wait").await.expect("prompt");
+        // Once it has said something, it runs.
+        loop {
+            match within("first text", turn.next_event()).await {
+                Some(Event::Text(_)) => break,
+                Some(_) => continue,
+                None => panic!("v{version}: the turn ended before it waited"),
+            }
+        }
+        turn.cancel().await.expect("cancel");
+        let outcome = within("cancelled outcome", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+    }
+}
+
+#[tokio::test]
+async fn a_held_v2_prompt_is_answered_cancelled_by_session_cancel() {
+    let server = Server::new(Scripted);
+    let client = connect(&server, allowing(Protocol::V2)).await;
+    let session = client.new_session(cwd()).await.expect("session/new");
+    let mut running = session.prompt("wait").await.expect("prompt");
+    while !matches!(within("text", running.next_event()).await, Some(Event::Text(_))) {}
+    let held = session.prompt("held").await.expect("prompt");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    session.cancel().await.expect("cancel");
+    let running = within("running", running.outcome()).await.expect("ends");
+    assert_eq!(running.stop_reason, StopReason::Cancelled);
+    let held = within("held", held.outcome()).await.expect_err("held prompts are refused");
+    assert!(matches!(&held, ClientError::Rpc(e) if e.code == -32800), "{held}");
+    // The session goes on.
+    let reply = session.prompt("after").await.expect("prompt").text().await.expect("reply");
+    assert_eq!(reply, "echo (ask): after");
+}
+
+#[tokio::test]
+async fn a_failing_turn_reports_its_error() {
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let outcome = within("outcome", session.prompt("fail").await.expect("prompt").outcome()).await;
+        match (version, outcome) {
+            (1, Err(ClientError::Rpc(err))) => assert_eq!(err.code, -32603),
+            (2, Ok(outcome)) => assert_eq!(
+                outcome.stop_reason,
+                StopReason::Error(Some("Internal error: asked to fail".into()))
+            ),
+            (_, other) => panic!("v{version}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_session_parameters_are_typed_errors() {
+    for (protocol, version) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let err = client
+            .new_session("relative/dir")
+            .await
+            .expect_err("a relative cwd is refused before sending");
+        assert!(matches!(err, ClientError::Usage(_)), "v{version}: {err}");
+        let err = client
+            .resume_session("sess_404", cwd())
+            .await
+            .expect_err("unknown session");
+        assert!(matches!(&err, ClientError::Rpc(e) if e.code == -32002), "v{version}: {err}");
+    }
+}
