@@ -381,6 +381,61 @@ async fn supervise(
 mod tests {
     use super::*;
 
+    /// A root with `inside.txt`, a sibling directory with `secret.txt`, and symlinks from the
+    /// root to both.
+    fn layout() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical");
+        let root = base.join("root");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(root.join("inside.txt"), "in").expect("write");
+        std::fs::write(outside.join("secret.txt"), "secret").expect("write");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("link.txt"))
+                .expect("symlink");
+            std::os::unix::fs::symlink(&outside, root.join("linkdir")).expect("symlink");
+            std::os::unix::fs::symlink(root.join("inside.txt"), root.join("ok.txt"))
+                .expect("symlink");
+        }
+        (dir, root, outside)
+    }
+
+    fn path(p: &Path) -> String {
+        p.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn paths_are_confined_to_the_roots() {
+        let (_dir, root, outside) = layout();
+        let roots = vec![root.clone()];
+        assert!(confine(&path(&root.join("inside.txt")), &roots, false).is_ok());
+        assert!(confine(&path(&root.join("sub/../inside.txt")), &roots, false).is_ok());
+        let refused = |p: &Path, write: bool| {
+            let err = confine(&path(p), &roots, write).expect_err("outside the roots");
+            assert_eq!(err.code, -32602, "{}: {err}", p.display());
+        };
+        refused(&root.join("../outside/secret.txt"), false);
+        refused(&outside.join("secret.txt"), false);
+        refused(&root.join("../outside/new.txt"), true);
+        #[cfg(unix)]
+        {
+            refused(&root.join("link.txt"), false);
+            refused(&root.join("link.txt"), true);
+            refused(&root.join("linkdir/secret.txt"), false);
+            refused(&root.join("linkdir/new.txt"), true);
+            // A symlink that stays inside is fine.
+            assert!(confine(&path(&root.join("ok.txt")), &roots, false).is_ok());
+        }
+        let err = confine("relative.txt", &roots, false).expect_err("relative");
+        assert_eq!(err.code, -32602);
+        let err = confine(&path(&root.join("missing.txt")), &roots, false).expect_err("missing");
+        assert_eq!(err.code, -32002);
+        assert!(confine(&path(&root.join("new.txt")), &roots, true).is_ok());
+    }
+
     #[test]
     fn output_keeps_the_end_and_cuts_at_a_character() {
         let mut output = Output {
