@@ -246,10 +246,10 @@ impl Demo<'_> {
 
     async fn login(&mut self, agent: &InitializeResponse) -> Result<(), DemoError> {
         if has_agent_login(agent) {
-            let login = LoginAuthRequest::new(crate::auth::LOGIN_METHOD_ID);
+            let login = LoginAuthRequest::new(crate::agent::LOGIN_METHOD_ID);
             self.call("auth/login", self.connection.request(&login))
                 .await?;
-            writeln!(self.out, "auth/login {}: ok", crate::auth::LOGIN_METHOD_ID)?;
+            writeln!(self.out, "auth/login {}: ok", crate::agent::LOGIN_METHOD_ID)?;
         }
         Ok(())
     }
@@ -294,7 +294,7 @@ impl Demo<'_> {
     async fn set_mode(&mut self, session_id: &SessionId, value: &str) -> Result<(), DemoError> {
         let request = SetSessionConfigOptionRequest::new(
             session_id.clone(),
-            crate::agent_v2::MODE_CONFIG_ID,
+            crate::agent::MODE_CONFIG_ID,
             SetSessionConfigOptionRequestType::Id(SetSessionConfigOptionRequestTypeId::new(value)),
         );
         let response = self
@@ -476,7 +476,7 @@ impl Demo<'_> {
 
 fn has_agent_login(agent: &InitializeResponse) -> bool {
     agent.auth_methods.iter().flatten().any(|method| {
-        matches!(method, AuthMethod::Agent(agent) if agent.method_id.as_str() == crate::auth::LOGIN_METHOD_ID)
+        matches!(method, AuthMethod::Agent(agent) if agent.method_id.as_str() == crate::agent::LOGIN_METHOD_ID)
     })
 }
 

@@ -1,13 +1,12 @@
-//! A reference Agent Client Protocol agent and client, built on `acp-rpc` and `acp-session`.
+//! A reference Agent Client Protocol agent and client, built on `acp-sdk`.
 //!
 //! - [`script`]: the agent's behaviour, scripted by the prompt text ("tool", "terminal", "plan",
 //!   "permission", "slow", otherwise an echo), written once against a version-neutral
 //!   [`script::TurnOutput`].
-//! - [`agent_v1`]: the protocol v1 plumbing: `initialize`, `authenticate` / `logout`,
-//!   `session/new`, `session/set_mode`, `session/prompt` (answered with the stop reason) and
-//!   `session/cancel`, turns through [`acp_session::v1::agent`].
-//! - [`agent_v2`]: the protocol v2 plumbing: `initialize`, `auth/*`, every `session/*` method,
-//!   sessions, validation and turns through [`acp_session::v2::agent`].
+//! - [`agent`]: the agent itself, an [`acp_sdk::Agent`]: the SDK serves it to v1 and v2 clients
+//!   (sessions, list, resume and load with replay, close, delete, cancellation, validation,
+//!   authentication), and its turns run the script through [`output_v2`] (v2 upserts) or
+//!   [`output_v1`] (v1's `tool_call` + `tool_call_update`, terminals shown as text).
 //! - [`client`]: a client that launches the agent as a subprocess, drives a full session, folds
 //!   every `session/update` into [`acp_session::v2::SessionState`] and checks that a resume with
 //!   replay rebuilds the same state; [`render`] prints that state.
@@ -18,27 +17,25 @@
 //! cargo run -p acp-reference --bin acp-reference-client
 //! ```
 
-pub mod agent_v1;
-pub mod agent_v2;
-pub mod auth;
+pub mod agent;
 pub mod cli;
 pub mod client;
+pub mod output_v1;
+pub mod output_v2;
 pub mod render;
 pub mod script;
 pub mod time;
 pub use acp_sdk::validate;
 
-use acp_rpc::negotiate::Router;
-use acp_rpc::ConnectionOptions;
+use acp_sdk::agent::{Server, ServerOptions};
 
 /// Serves the reference agent on this process's stdin and stdout until the client hangs up,
 /// protocol v1 or v2 as the client's `initialize` asks (1 gets v1, 2 or higher gets v2).
 /// Only protocol messages go to stdout.
 pub async fn serve_stdio(options: AgentOptions) -> Result<(), tokio::task::JoinError> {
-    let router = Router::new()
-        .v1(agent_v1::AgentV1::new(options.clone()))
-        .v2(agent_v2::AgentV2::new(options));
-    let (_connection, task) = acp_rpc::process::serve_stdio(router, ConnectionOptions::default());
+    let server_options = ServerOptions::new().list_page_size(options.list_page_size);
+    let server = Server::with_options(agent::ReferenceAgent::new(options), server_options);
+    let (_connection, task) = server.connect(tokio::io::stdin(), tokio::io::stdout());
     task.await
 }
 

@@ -53,7 +53,13 @@ async fn initialize_negotiates_v1_with_v1_shapes_and_v3_gets_v2() {
     let result = agent.initialize_v1().await;
     assert_eq!(result["protocolVersion"], 1, "{result}");
     let capabilities = &result["agentCapabilities"];
-    assert_eq!(capabilities["loadSession"], false);
+    // The SDK logs every v1 update for `session/load`, and lists and deletes sessions.
+    assert_eq!(capabilities["loadSession"], true);
+    assert_eq!(
+        capabilities["sessionCapabilities"]["list"],
+        json!({}),
+        "{capabilities}"
+    );
     assert_eq!(
         capabilities["promptCapabilities"],
         json!({"image": true, "audio": true, "embeddedContext": true})
@@ -325,13 +331,22 @@ async fn v1_validation_and_required_authentication() {
         )
         .await;
     assert_eq!(error["code"], -32602, "{error}");
+    // `session/load` of a session in another directory is refused; in its own it answers with
+    // the modes.
     let error = agent
         .error(
+            "session/load",
+            json!({"sessionId": session, "cwd": "/elsewhere", "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+    let loaded = agent
+        .result(
             "session/load",
             json!({"sessionId": session, "cwd": cwd(), "mcpServers": []}),
         )
         .await;
-    assert_eq!(error["code"], -32601, "{error}");
+    assert_eq!(loaded["modes"]["currentModeId"], "ask", "{loaded}");
 
     agent.result("logout", json!({})).await;
     let error = agent.error("session/new", new).await;

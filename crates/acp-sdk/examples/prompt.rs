@@ -14,7 +14,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     command.args(args);
     let client = Client::spawn(command, ClientOptions::new()).await?;
     let agent = client.agent();
-    eprintln!("{} {} speaks v{}", agent.name, agent.version, agent.protocol_version);
+    eprintln!(
+        "{} {} speaks v{}",
+        agent.name, agent.version, agent.protocol_version
+    );
     let session = client.new_session(std::env::current_dir()?).await?;
     let mut turn = session.prompt(text.as_str()).await?;
     while let Some(event) = turn.next_event().await {

@@ -169,34 +169,6 @@ fn named(field: &str, name: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_must_be_absolute() {
-        assert!(absolute("cwd", "/home/me").is_ok());
-        assert_eq!(
-            absolute("cwd", "project").map_err(|e| e.to_string()),
-            Err("`cwd` must be an absolute path, got `project`".into())
-        );
-        let err = additional_directories(["/a", "b"]).expect_err("relative");
-        assert!(err.to_string().starts_with("`additionalDirectories[1]`"));
-    }
-
-    #[test]
-    fn mcp_servers_are_checked() {
-        assert!(mcp_stdio(0, "fs", "/usr/bin/mcp-fs").is_ok());
-        assert!(mcp_stdio(0, "fs", "npx").is_err());
-        assert!(mcp_stdio(0, " ", "/usr/bin/mcp-fs").is_err());
-        assert!(mcp_http(1, "web", "https://mcp.example.com/mcp").is_ok());
-        assert!(mcp_http(1, "web", "HTTP://localhost:8080").is_ok());
-        for bad in ["ftp://x", "https://", "mcp.example.com", "https://a b"] {
-            assert!(mcp_http(1, "web", bad).is_err(), "{bad}");
-        }
-    }
-}
-
 /// Checks a v2 session environment (`session/new`, `session/resume`): `cwd`,
 /// `additionalDirectories` and `mcpServers` (stdio and, when `http` is accepted, HTTP), and
 /// returns the servers in neutral form.
@@ -296,4 +268,32 @@ pub fn environment_v1(
         });
     }
     Ok(servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_must_be_absolute() {
+        assert!(absolute("cwd", "/home/me").is_ok());
+        assert_eq!(
+            absolute("cwd", "project").map_err(|e| e.to_string()),
+            Err("`cwd` must be an absolute path, got `project`".into())
+        );
+        let err = additional_directories(["/a", "b"]).expect_err("relative");
+        assert!(err.to_string().starts_with("`additionalDirectories[1]`"));
+    }
+
+    #[test]
+    fn mcp_servers_are_checked() {
+        assert!(mcp_stdio(0, "fs", "/usr/bin/mcp-fs").is_ok());
+        assert!(mcp_stdio(0, "fs", "npx").is_err());
+        assert!(mcp_stdio(0, " ", "/usr/bin/mcp-fs").is_err());
+        assert!(mcp_http(1, "web", "https://mcp.example.com/mcp").is_ok());
+        assert!(mcp_http(1, "web", "HTTP://localhost:8080").is_ok());
+        for bad in ["ftp://x", "https://", "mcp.example.com", "https://a b"] {
+            assert!(mcp_http(1, "web", bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -23,13 +23,15 @@ async fn connect(server: &Server<Scripted>, options: ClientOptions) -> Client {
 }
 
 fn allowing(protocol: Protocol) -> ClientOptions {
-    ClientOptions::new().protocol(protocol).on_permission(|request| async move {
-        request
-            .options
-            .iter()
-            .find(|choice| choice.allows())
-            .map(|choice| choice.id.clone())
-    })
+    ClientOptions::new()
+        .protocol(protocol)
+        .on_permission(|request| async move {
+            request
+                .options
+                .iter()
+                .find(|choice| choice.allows())
+                .map(|choice| choice.id.clone())
+        })
 }
 
 fn cwd() -> std::path::PathBuf {
@@ -53,15 +55,26 @@ async fn a_turn_streams_the_same_events_and_state_over_v1_and_v2() {
         assert_eq!(client.agent().title.as_deref(), Some("Scripted test agent"));
         assert!(client.agent().capabilities.image, "{:?}", client.agent());
         let session = client.new_session(cwd()).await.expect("session/new");
-        let mut turn = session.prompt("plan and tool please").await.expect("prompt");
+        let mut turn = session
+            .prompt("plan and tool please")
+            .await
+            .expect("prompt");
         let mut events = Vec::new();
         while let Some(event) = within("events", turn.next_event()).await {
             events.push(event);
         }
-        let outcome = within("outcome", turn.outcome()).await.expect("the turn ends");
+        let outcome = within("outcome", turn.outcome())
+            .await
+            .expect("the turn ends");
         assert_eq!(outcome.stop_reason, StopReason::EndTurn, "v{version}");
-        assert_eq!(outcome.text, "echo (ask): plan and tool please", "v{version}");
-        assert!(events.contains(&Event::Thought("thinking".into())), "v{version}: {events:?}");
+        assert_eq!(
+            outcome.text, "echo (ask): plan and tool please",
+            "v{version}"
+        );
+        assert!(
+            events.contains(&Event::Thought("thinking".into())),
+            "v{version}: {events:?}"
+        );
         assert!(
             events.contains(&Event::Plan(vec![
                 ("look".into(), StepStatus::Completed),
@@ -70,11 +83,19 @@ async fn a_turn_streams_the_same_events_and_state_over_v1_and_v2() {
             "v{version}: {events:?}"
         );
         assert!(
-            events.iter().any(|e| matches!(e, Event::PermissionAsked { answer: Some(id), .. } if id == "allow")),
+            events.iter().any(
+                |e| matches!(e, Event::PermissionAsked { answer: Some(id), .. } if id == "allow")
+            ),
             "v{version}: {events:?}"
         );
         assert!(
-            events.iter().any(|e| matches!(e, Event::ToolCall { status: ToolStatus::Completed, .. })),
+            events.iter().any(|e| matches!(
+                e,
+                Event::ToolCall {
+                    status: ToolStatus::Completed,
+                    ..
+                }
+            )),
             "v{version}: {events:?}"
         );
         snapshots.push(session.state());
@@ -101,7 +122,9 @@ async fn permission_is_refused_by_default() {
         let client = connect(&server, ClientOptions::new().protocol(protocol)).await;
         let session = client.new_session(cwd()).await.expect("session/new");
         let turn = session.prompt("tool").await.expect("prompt");
-        within("outcome", turn.outcome()).await.expect("the turn ends");
+        within("outcome", turn.outcome())
+            .await
+            .expect("the turn ends");
         let state = session.state();
         assert_eq!(state.tool_calls.len(), 1, "v{version}");
         assert_eq!(state.tool_calls[0].status, ToolStatus::Failed, "v{version}");
@@ -114,10 +137,25 @@ async fn config_options_set_and_resume_replays_the_history() {
         let server = Server::new(Scripted);
         let client = connect(&server, allowing(protocol)).await;
         let session = client.new_session(cwd()).await.expect("session/new");
-        session.set_config_option("mode", "code").await.expect("set mode");
-        let err = session.set_config_option("mode", "nope").await.expect_err("not a mode");
-        assert!(matches!(&err, ClientError::Rpc(e) if e.code == -32602), "v{version}: {err}");
-        let reply = session.prompt("hello").await.expect("prompt").text().await.expect("reply");
+        session
+            .set_config_option("mode", "code")
+            .await
+            .expect("set mode");
+        let err = session
+            .set_config_option("mode", "nope")
+            .await
+            .expect_err("not a mode");
+        assert!(
+            matches!(&err, ClientError::Rpc(e) if e.code == -32602),
+            "v{version}: {err}"
+        );
+        let reply = session
+            .prompt("hello")
+            .await
+            .expect("prompt")
+            .text()
+            .await
+            .expect("reply");
         assert_eq!(reply, "echo (code): hello", "v{version}");
         let listed = client.list_sessions(None).await.expect("list");
         assert_eq!(listed.len(), 1, "v{version}");
@@ -125,17 +163,29 @@ async fn config_options_set_and_resume_replays_the_history() {
 
         // A second connection reopens it with its history replayed.
         let other = connect(&server, allowing(protocol)).await;
-        let resumed = other.resume_session(session.id(), cwd()).await.expect("resume");
+        let resumed = other
+            .resume_session(session.id(), cwd())
+            .await
+            .expect("resume");
         let live = session.state();
         let replayed = resumed.state();
         assert_eq!(replayed.messages, live.messages, "v{version}");
         assert_eq!(replayed.tool_calls, live.tool_calls, "v{version}");
-        let again = resumed.prompt("again").await.expect("prompt").text().await.expect("reply");
+        let again = resumed
+            .prompt("again")
+            .await
+            .expect("prompt")
+            .text()
+            .await
+            .expect("reply");
         assert_eq!(again, "echo (code): again", "v{version}");
 
         // Deleting an unknown session succeeds; deleting this one removes it from the list.
         resumed.delete().await.expect("delete");
-        assert!(other.list_sessions(None).await.expect("list").is_empty(), "v{version}");
+        assert!(
+            other.list_sessions(None).await.expect("list").is_empty(),
+            "v{version}"
+        );
     }
 }
 
@@ -155,7 +205,9 @@ async fn cancelling_a_running_turn_ends_it_cancelled() {
             }
         }
         turn.cancel().await.expect("cancel");
-        let outcome = within("cancelled outcome", turn.outcome()).await.expect("ends");
+        let outcome = within("cancelled outcome", turn.outcome())
+            .await
+            .expect("ends");
         assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
     }
 }
@@ -166,16 +218,30 @@ async fn a_held_v2_prompt_is_answered_cancelled_by_session_cancel() {
     let client = connect(&server, allowing(Protocol::V2)).await;
     let session = client.new_session(cwd()).await.expect("session/new");
     let mut running = session.prompt("wait").await.expect("prompt");
-    while !matches!(within("text", running.next_event()).await, Some(Event::Text(_))) {}
+    while !matches!(
+        within("text", running.next_event()).await,
+        Some(Event::Text(_))
+    ) {}
     let held = session.prompt("held").await.expect("prompt");
     tokio::time::sleep(Duration::from_millis(50)).await;
     session.cancel().await.expect("cancel");
     let running = within("running", running.outcome()).await.expect("ends");
     assert_eq!(running.stop_reason, StopReason::Cancelled);
-    let held = within("held", held.outcome()).await.expect_err("held prompts are refused");
-    assert!(matches!(&held, ClientError::Rpc(e) if e.code == -32800), "{held}");
+    let held = within("held", held.outcome())
+        .await
+        .expect_err("held prompts are refused");
+    assert!(
+        matches!(&held, ClientError::Rpc(e) if e.code == -32800),
+        "{held}"
+    );
     // The session goes on.
-    let reply = session.prompt("after").await.expect("prompt").text().await.expect("reply");
+    let reply = session
+        .prompt("after")
+        .await
+        .expect("prompt")
+        .text()
+        .await
+        .expect("reply");
     assert_eq!(reply, "echo (ask): after");
 }
 
@@ -185,7 +251,11 @@ async fn a_failing_turn_reports_its_error() {
         let server = Server::new(Scripted);
         let client = connect(&server, allowing(protocol)).await;
         let session = client.new_session(cwd()).await.expect("session/new");
-        let outcome = within("outcome", session.prompt("fail").await.expect("prompt").outcome()).await;
+        let outcome = within(
+            "outcome",
+            session.prompt("fail").await.expect("prompt").outcome(),
+        )
+        .await;
         match (version, outcome) {
             (1, Err(ClientError::Rpc(err))) => assert_eq!(err.code, -32603),
             (2, Ok(outcome)) => assert_eq!(
@@ -211,6 +281,9 @@ async fn bad_session_parameters_are_typed_errors() {
             .resume_session("sess_404", cwd())
             .await
             .expect_err("unknown session");
-        assert!(matches!(&err, ClientError::Rpc(e) if e.code == -32002), "v{version}: {err}");
+        assert!(
+            matches!(&err, ClientError::Rpc(e) if e.code == -32002),
+            "v{version}: {err}"
+        );
     }
 }

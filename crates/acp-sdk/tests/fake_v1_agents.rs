@@ -119,13 +119,18 @@ impl FakeV1 {
         )
         .await;
         // An extension request without the `_` prefix.
-        self.call(connection, "gemini/custom", json!({"x": 1})).await;
+        self.call(connection, "gemini/custom", json!({"x": 1}))
+            .await;
         let status = if permission["outcome"]["optionId"] == "proceed_once" {
             "completed"
         } else {
             "failed"
         };
-        self.update(connection, json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": status})).await;
+        self.update(
+            connection,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": status}),
+        )
+        .await;
         self.update(connection, json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}})).await;
         self.update(
             connection,
@@ -176,7 +181,11 @@ async fn connect(root: &Path, services: LocalServices) -> (Client, Arc<Mutex<See
     let options = ClientOptions::new()
         .services(services)
         .on_permission(|request| async move {
-            request.options.iter().find(|c| c.allows()).map(|c| c.id.clone())
+            request
+                .options
+                .iter()
+                .find(|c| c.allows())
+                .map(|c| c.id.clone())
         });
     let client = Client::connect(client_read, client_write, options)
         .await
@@ -222,11 +231,16 @@ async fn a_gemini_like_v1_agent_works_end_to_end() {
     assert_eq!(state.tool_calls.len(), 1, "{:?}", state.tool_calls);
     assert_eq!(state.tool_calls[0].title, "Write notes.md");
     assert_eq!(state.tool_calls[0].status, ToolStatus::Completed);
-    assert!(events.iter().any(|e| matches!(e, Event::PermissionAsked { answer: Some(a), .. } if a == "proceed_once")));
+    assert!(events.iter().any(
+        |e| matches!(e, Event::PermissionAsked { answer: Some(a), .. } if a == "proceed_once")
+    ));
 
     // The fs calls were served inside the root and refused outside it.
     assert_eq!(answer(&seen, "fs/read_text_file", 0)["content"], "hello");
-    assert_eq!(std::fs::read_to_string(root.join("out.txt")).expect("written"), "hello!");
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).expect("written"),
+        "hello!"
+    );
     assert_eq!(answer(&seen, "fs/read_text_file", 1)["error"], -32602);
     // The terminal ran in the session's directory with its exit status.
     assert_eq!(answer(&seen, "terminal/wait_for_exit", 0)["exitCode"], 3);
@@ -237,7 +251,11 @@ async fn a_gemini_like_v1_agent_works_end_to_end() {
 
     // `usage_update` with `used: null` does not decode: a diagnostic, kept whole.
     assert_eq!(state.problems.len(), 1, "{:?}", state.problems);
-    assert!(state.problems[0].contains("usage_update"), "{:?}", state.problems);
+    assert!(
+        state.problems[0].contains("usage_update"),
+        "{:?}",
+        state.problems
+    );
     assert!(events.iter().any(|e| matches!(e, Event::Problem(_))));
     let Folded::V1(folded) = session.folded() else {
         panic!("a v1 session")
@@ -245,7 +263,10 @@ async fn a_gemini_like_v1_agent_works_end_to_end() {
     assert_eq!(folded.rejected[0]["used"], Value::Null);
 
     // What the agent did not advertise is refused before anything is sent.
-    let err = client.resume_session("s1", &root).await.expect_err("no loadSession");
+    let err = client
+        .resume_session("s1", &root)
+        .await
+        .expect_err("no loadSession");
     assert!(matches!(err, ClientError::NotAdvertised { .. }), "{err}");
     let err = client.list_sessions(None).await.expect_err("no list");
     assert!(matches!(err, ClientError::NotAdvertised { .. }), "{err}");

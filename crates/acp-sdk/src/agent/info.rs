@@ -169,6 +169,33 @@ pub struct SessionSetup {
     pub protocol_version: u16,
 }
 
+/// A slash command the agent offers in a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandInfo {
+    /// Its name, without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+}
+
+impl CommandInfo {
+    /// A command `name` that does `description`.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+
+    pub(crate) fn to_v2(&self) -> acp_v2::AvailableCommand {
+        acp_v2::AvailableCommand::Command(Box::new(acp_v2::Command::new(
+            self.name.as_str(),
+            self.description.as_str(),
+        )))
+    }
+}
+
 /// Why a turn stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -407,7 +434,10 @@ mod tests {
             "mode",
             "Mode",
             "ask",
-            vec![ConfigValue::new("ask", "Ask"), ConfigValue::new("code", "Code")],
+            vec![
+                ConfigValue::new("ask", "Ask"),
+                ConfigValue::new("code", "Code"),
+            ],
         )
         .category(ConfigCategory::Mode);
         let mut v2 = serde_json::to_value(option.to_v2()).expect("encodes");

@@ -27,13 +27,13 @@ use std::future::Future;
 use acp_rpc::RpcError;
 use acp_v2::ContentBlock;
 
+pub use acp_session::neutral::{ALLOW, REJECT};
 pub use info::{
-    AgentInfo, AuthMethodInfo, Capabilities, ConfigCategory, ConfigOption, ConfigValue, McpServer,
-    SessionSetup, StopReason,
+    AgentInfo, AuthMethodInfo, Capabilities, CommandInfo, ConfigCategory, ConfigOption,
+    ConfigValue, McpServer, SessionSetup, StopReason,
 };
 pub use options::ServerOptions;
 pub use server::{serve, serve_stdio, Server};
-pub use acp_session::neutral::{ALLOW, REJECT};
 pub use turn::{ClientFs, Turn};
 
 /// An agent, in protocol-neutral terms. The SDK serves it over v1 and v2.
@@ -57,6 +57,18 @@ pub trait Agent: Send + Sync + 'static {
         &self,
         setup: &SessionSetup,
     ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send;
+
+    /// Checks a prompt before its turn begins: an error here answers `session/prompt` itself
+    /// (say `-32602` for a block the agent cannot take), where an error of [`Agent::prompt`]
+    /// ends a turn that has begun. Accepts every prompt by default.
+    fn check_prompt(
+        &self,
+        session: &Self::Session,
+        prompt: &[ContentBlock],
+    ) -> Result<(), RpcError> {
+        let _ = (session, prompt);
+        Ok(())
+    }
 
     /// Runs one prompt turn: report through `turn`, return why the turn stopped. After the
     /// client cancels, the SDK reports `cancelled` whatever this returns, so returning early on
@@ -92,6 +104,13 @@ pub trait Agent: Send + Sync + 'static {
     /// The session's configuration options as they stand (v2 `configOptions`; v1 also gets a
     /// [`ConfigCategory::Mode`] option as its session modes). None by default.
     fn config_options(&self, session: &Self::Session) -> Vec<ConfigOption> {
+        let _ = session;
+        Vec::new()
+    }
+
+    /// The slash commands the session offers (v2 `availableCommands` when a session is created
+    /// or resumed). None by default.
+    fn commands(&self, session: &Self::Session) -> Vec<CommandInfo> {
         let _ = session;
         Vec::new()
     }

@@ -158,7 +158,9 @@ pub(crate) fn page<T>(
             .parse::<usize>()
             .ok()
             .filter(|start| *start <= items.len())
-            .ok_or_else(|| RpcError::invalid_params(format!("`cursor`: unknown cursor `{cursor}`")))?,
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!("`cursor`: unknown cursor `{cursor}`"))
+            })?,
         None => 0,
     };
     let end = items.len().min(start.saturating_add(size.max(1)));

@@ -57,8 +57,7 @@ impl Peer {
 
     /// `-32000` while the agent requires authentication and the client has not authenticated.
     pub(crate) fn check_auth<A: Agent>(&self, shared: &Shared<A>) -> Result<(), RpcError> {
-        if shared.agent.capabilities().auth_required && !self.authenticated.load(Ordering::SeqCst)
-        {
+        if shared.agent.capabilities().auth_required && !self.authenticated.load(Ordering::SeqCst) {
             Err(RpcError::new(
                 codes::AUTHENTICATION_REQUIRED,
                 "Authentication required: call `authenticate` (v1) or `auth/login` (v2) first",

@@ -186,7 +186,11 @@ impl Turn {
     }
 
     /// Reports a tool call's end: `completed`, or `failed` when `success` is false.
-    pub async fn tool_finished(&mut self, id: impl Into<String>, success: bool) -> Result<(), Error> {
+    pub async fn tool_finished(
+        &mut self,
+        id: impl Into<String>,
+        success: bool,
+    ) -> Result<(), Error> {
         self.emit(TurnEvent::ToolFinished {
             id: id.into(),
             success,
@@ -226,7 +230,11 @@ impl TurnEvents for Turn {
         Turn::emit(self, event).await
     }
 
-    async fn ask_permission(&mut self, tool_call_id: &str, title: &str) -> Result<Permission, Error> {
+    async fn ask_permission(
+        &mut self,
+        tool_call_id: &str,
+        title: &str,
+    ) -> Result<Permission, Error> {
         Turn::ask_permission(self, tool_call_id, title).await
     }
 
@@ -299,8 +307,14 @@ impl V1Turn {
         self.send(update).await
     }
 
-    async fn ask_permission(&mut self, tool_call_id: &str, title: &str) -> Result<Permission, Error> {
-        use acp_v1::{PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallUpdate};
+    async fn ask_permission(
+        &mut self,
+        tool_call_id: &str,
+        title: &str,
+    ) -> Result<Permission, Error> {
+        use acp_v1::{
+            PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallUpdate,
+        };
         // v1 shows the tool call itself in the request: its title stays the tool call's, and
         // the question is the title only of a tool call not reported before.
         let shown = self
@@ -376,7 +390,9 @@ impl V2Turn {
                 } else {
                     ToolCallStatus::Failed
                 };
-                self.turn.tool_call(ToolCallUpdate::new(id).status(status)).await
+                self.turn
+                    .tool_call(ToolCallUpdate::new(id).status(status))
+                    .await
             }
             TurnEvent::Plan(steps) => {
                 let entries: Vec<PlanEntry> = steps
@@ -395,7 +411,11 @@ impl V2Turn {
         }
     }
 
-    async fn ask_permission(&mut self, tool_call_id: &str, title: &str) -> Result<Permission, Error> {
+    async fn ask_permission(
+        &mut self,
+        tool_call_id: &str,
+        title: &str,
+    ) -> Result<Permission, Error> {
         use acp_v2::{
             PermissionOption, PermissionOptionKind, RequestPermissionRequest,
             RequestPermissionSubject, ToolCallPermissionSubject, ToolCallUpdate,
@@ -464,7 +484,11 @@ impl ClientFs {
     }
 
     /// `fs/write_text_file`: writes `content` to the file.
-    pub async fn write_text_file(&self, path: &Path, content: impl Into<String>) -> Result<(), Error> {
+    pub async fn write_text_file(
+        &self,
+        path: &Path,
+        content: impl Into<String>,
+    ) -> Result<(), Error> {
         if !self.write {
             return Err(Error::Usage(
                 "the client did not advertise `fs.writeTextFile`".into(),

@@ -126,9 +126,11 @@ impl<A: Agent> V1Handler<A> {
         V1Config { options, modes }
     }
 
+    /// Validates a session environment and, once it is valid, names the session `id` (or a
+    /// fresh id).
     fn setup(
         &self,
-        id: String,
+        id: Option<String>,
         cwd: &str,
         directories: &[String],
         servers: &[acp_v1::McpServer],
@@ -142,7 +144,7 @@ impl<A: Agent> V1Handler<A> {
             ));
         }
         Ok(SessionSetup {
-            session_id: id,
+            session_id: id.unwrap_or_else(|| self.shared.v1.next_id()),
             cwd: PathBuf::from(cwd),
             additional_directories: directories.iter().map(PathBuf::from).collect(),
             mcp_servers: servers,
@@ -169,7 +171,7 @@ impl<A: Agent> V1Handler<A> {
         directories: &[String],
         servers: &[acp_v1::McpServer],
     ) -> Result<(), RpcError> {
-        self.setup(entry.id.clone(), cwd, directories, servers)?;
+        self.setup(Some(entry.id.clone()), cwd, directories, servers)?;
         if normalise(cwd) != normalise(&entry.cwd) {
             return Err(RpcError::invalid_params(format!(
                 "`cwd` `{cwd}` is not the working directory of session `{}` (`{}`)",
@@ -183,9 +185,9 @@ impl<A: Agent> V1Handler<A> {
     async fn session_request(&self, request: ClientRequest, cx: &RequestContext) -> Answer {
         match request {
             ClientRequest::NewSessionRequest(req) => {
-                let id = self.shared.v1.next_id();
                 let directories = req.additional_directories.clone().unwrap_or_default();
-                let setup = self.setup(id.clone(), &req.cwd, &directories, &req.mcp_servers)?;
+                let setup = self.setup(None, &req.cwd, &directories, &req.mcp_servers)?;
+                let id = setup.session_id.clone();
                 let state = self.agent().new_session(&setup).await?;
                 let session =
                     AgentSession::new(cx.connection().clone(), id.as_str(), TurnLimits::default());
@@ -286,16 +288,15 @@ impl<A: Agent> V1Handler<A> {
             }
             ClientRequest::SetSessionConfigOptionRequest(req) => {
                 let entry = self.entry(req.session_id.as_str())?;
-                let value = match &req.type_ {
-                    acp_v1::SetSessionConfigOptionRequestType::ValueId(id) => {
-                        id.value.as_str().to_owned()
-                    }
-                    _ => {
-                        return Err(RpcError::invalid_params(
+                let value =
+                    match &req.type_ {
+                        acp_v1::SetSessionConfigOptionRequestType::ValueId(id) => {
+                            id.value.as_str().to_owned()
+                        }
+                        _ => return Err(RpcError::invalid_params(
                             "`type`: this agent's options are selects, set them with a value id",
-                        ))
-                    }
-                };
+                        )),
+                    };
                 set_checked(self.agent(), &entry, req.config_id.as_str(), &value)?;
                 let config = self.config(&entry);
                 acp_rpc::result(&SetSessionConfigOptionResponse::new(config.options))
@@ -358,6 +359,7 @@ impl<A: Agent> V1Handler<A> {
                     .map_err(|err| RpcError::invalid_params(format!("`prompt[{index}]`: {err}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        self.agent().check_prompt(&entry.state, &prompt)?;
         let session = lock(&wire.session).clone();
         let history = wire.history.clone();
         let (read, write) = self.peer.v1_fs();
@@ -377,9 +379,9 @@ impl<A: Agent> V1Handler<A> {
                     let mut log = lock(&history);
                     log.begin_turn();
                     for block in blocks {
-                        log.push(SessionUpdate::UserMessageChunk(Box::new(ContentChunk::new(
-                            block,
-                        ))));
+                        log.push(SessionUpdate::UserMessageChunk(Box::new(
+                            ContentChunk::new(block),
+                        )));
                     }
                 }
                 let mut turn = Turn::v1(turn, history, fs);

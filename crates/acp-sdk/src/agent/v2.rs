@@ -34,6 +34,9 @@ use crate::validate;
 
 type Answer = Result<Box<RawValue>, RpcError>;
 
+/// An active session: its entry and its turn queue.
+type Active<S> = (Arc<Entry<S>>, AgentSession);
+
 /// The v2 side of a served connection.
 pub struct V2Handler<A: Agent> {
     shared: Arc<Shared<A>>,
@@ -104,7 +107,7 @@ impl<A: Agent> V2Handler<A> {
     }
 
     /// The session `id`, created over v2 and not closed, or `-32002`.
-    fn active(&self, id: &str) -> Result<(Arc<Entry<A::Session>>, AgentSession), RpcError> {
+    fn active(&self, id: &str) -> Result<Active<A::Session>, RpcError> {
         let entry = self.shared.v2.get(id)?;
         match &entry.wire {
             Wire::V2(session) if !session.is_closed() => {
@@ -120,6 +123,14 @@ impl<A: Agent> V2Handler<A> {
             .config_options(&entry.state)
             .iter()
             .map(super::ConfigOption::to_v2)
+            .collect()
+    }
+
+    fn commands(&self, entry: &Entry<A::Session>) -> Vec<acp_v2::AvailableCommand> {
+        self.agent()
+            .commands(&entry.state)
+            .iter()
+            .map(super::CommandInfo::to_v2)
             .collect()
     }
 
@@ -168,7 +179,8 @@ impl<A: Agent> V2Handler<A> {
         }
     }
 
-    fn setup(&self, id: String, req: &NewSessionRequest) -> Result<SessionSetup, RpcError> {
+    /// Validates `session/new` and, once it is valid, gives the session its id.
+    fn setup(&self, req: &NewSessionRequest) -> Result<SessionSetup, RpcError> {
         let caps = self.agent().capabilities();
         let directories = req.additional_directories.as_deref().unwrap_or_default();
         let servers = validate::environment_v2(
@@ -184,7 +196,7 @@ impl<A: Agent> V2Handler<A> {
             ));
         }
         Ok(SessionSetup {
-            session_id: id,
+            session_id: self.shared.v2.next_id(),
             cwd: PathBuf::from(req.cwd.as_str()),
             additional_directories: directories
                 .iter()
@@ -196,8 +208,8 @@ impl<A: Agent> V2Handler<A> {
     }
 
     async fn new_session(&self, req: NewSessionRequest, cx: &RequestContext) -> Answer {
-        let id = self.shared.v2.next_id();
-        let setup = self.setup(id.clone(), &req)?;
+        let setup = self.setup(&req)?;
+        let id = setup.session_id.clone();
         let state = self.agent().new_session(&setup).await?;
         let session = AgentSession::new(cx.connection().clone(), id.as_str(), BusyPolicy::Queue);
         let entry = self.shared.v2.insert(Entry {
@@ -217,6 +229,10 @@ impl<A: Agent> V2Handler<A> {
         let options = self.config_options(&entry);
         if !options.is_empty() {
             response = response.config_options(options);
+        }
+        let commands = self.commands(&entry);
+        if !commands.is_empty() {
+            response = response.available_commands(commands);
         }
         acp_rpc::result(&response)
     }
@@ -277,6 +293,10 @@ impl<A: Agent> V2Handler<A> {
         if !options.is_empty() {
             response = response.config_options(options);
         }
+        let commands = self.commands(&entry);
+        if !commands.is_empty() {
+            response = response.available_commands(commands);
+        }
         acp_rpc::result(&response)
     }
 
@@ -308,6 +328,7 @@ impl<A: Agent> V2Handler<A> {
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
         }
+        self.agent().check_prompt(&entry.state, &req.prompt)?;
         let turn = session.prompt_turn(req.prompt.clone(), cx).await?;
         let message_id = turn.user_message_id().clone();
         let shared = self.shared.clone();

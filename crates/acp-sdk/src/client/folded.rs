@@ -15,6 +15,9 @@ use super::turn::{Event, StopReason, ToolStatus, TurnSlot};
 use crate::StepStatus;
 
 /// The folded state of a session, as the version the agent speaks has it.
+// One per session, kept in place behind a lock: the variants' size difference costs nothing
+// worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "protocol")]
 #[non_exhaustive]
@@ -143,7 +146,11 @@ impl Folded {
     }
 
     /// Records an update that did not decode.
-    pub(crate) fn reject(&mut self, raw: serde_json::Value, error: &dyn std::fmt::Display) -> Event {
+    pub(crate) fn reject(
+        &mut self,
+        raw: serde_json::Value,
+        error: &dyn std::fmt::Display,
+    ) -> Event {
         match self {
             Folded::V1(state) => state.reject(raw, error),
             Folded::V2(state) => {
@@ -238,9 +245,9 @@ impl Folded {
                         R::MaxTurnRequests => StopReason::MaxTurnRequests,
                         R::Refusal => StopReason::Refusal,
                         R::Cancelled => StopReason::Cancelled,
-                        R::Error(error) => StopReason::Error(
-                            error.error.as_option().map(|e| e.message.clone()),
-                        ),
+                        R::Error(error) => {
+                            StopReason::Error(error.error.as_option().map(|e| e.message.clone()))
+                        }
                         other => StopReason::Other(
                             serde_json::to_string(other).unwrap_or_else(|_| "unknown".into()),
                         ),
@@ -291,15 +298,18 @@ impl Folded {
             });
         }
         if let Some((id, before)) = terminal_before {
-            return state.terminals.get(&id).map(|terminal| Event::TerminalOutput {
-                id: id.to_string(),
-                text: terminal
-                    .transcript
-                    .text()
-                    .get(before..)
-                    .unwrap_or_default()
-                    .to_owned(),
-            });
+            return state
+                .terminals
+                .get(&id)
+                .map(|terminal| Event::TerminalOutput {
+                    id: id.to_string(),
+                    text: terminal
+                        .transcript
+                        .text()
+                        .get(before..)
+                        .unwrap_or_default()
+                        .to_owned(),
+                });
         }
         if is_plan {
             return Some(Event::Plan(

@@ -51,7 +51,11 @@ impl ClientHandler {
         }
     }
 
-    async fn permission_v1(&self, req: acp_v1::RequestPermissionRequest, cx: &RequestContext) -> Answer {
+    async fn permission_v1(
+        &self,
+        req: acp_v1::RequestPermissionRequest,
+        cx: &RequestContext,
+    ) -> Answer {
         let session = self.session(req.session_id.as_str())?;
         if let Folded::V1(state) = &mut *lock(&session.state) {
             state.apply_permission_subject(&req.tool_call);
@@ -71,7 +75,13 @@ impl ClientHandler {
                 .collect(),
         };
         let answer = self.decide(request.clone(), cx).await;
-        push(&session, Event::PermissionAsked { request, answer: answer.clone() });
+        push(
+            &session,
+            Event::PermissionAsked {
+                request,
+                answer: answer.clone(),
+            },
+        );
         let outcome = match answer {
             Some(id) => acp_v1::RequestPermissionOutcome::Selected(
                 acp_v1::SelectedPermissionOutcome::new(id),
@@ -81,7 +91,11 @@ impl ClientHandler {
         acp_rpc::result(&acp_v1::RequestPermissionResponse::new(outcome))
     }
 
-    async fn permission_v2(&self, req: acp_v2::RequestPermissionRequest, cx: &RequestContext) -> Answer {
+    async fn permission_v2(
+        &self,
+        req: acp_v2::RequestPermissionRequest,
+        cx: &RequestContext,
+    ) -> Answer {
         let session = self.session(req.session_id.as_str())?;
         let tool_call_id = match req.subject.as_option() {
             Some(acp_v2::RequestPermissionSubject::ToolCall(subject)) => {
@@ -104,7 +118,13 @@ impl ClientHandler {
                 .collect(),
         };
         let answer = self.decide(request.clone(), cx).await;
-        push(&session, Event::PermissionAsked { request, answer: answer.clone() });
+        push(
+            &session,
+            Event::PermissionAsked {
+                request,
+                answer: answer.clone(),
+            },
+        );
         let outcome = match answer {
             Some(id) => acp_v2::RequestPermissionOutcome::Selected(
                 acp_v2::SelectedPermissionOutcome::new(id),
@@ -131,7 +151,10 @@ impl ClientHandler {
             }
             R::CreateTerminalRequest(req) => {
                 let session = self.session(req.session_id.as_str())?;
-                let response = session.terminals.create(services, &session.roots, &req).await?;
+                let response = session
+                    .terminals
+                    .create(services, &session.roots, &req)
+                    .await?;
                 acp_rpc::result(&response)
             }
             R::TerminalOutputRequest(req) => {
@@ -199,7 +222,10 @@ impl ClientHandler {
             }
             Err(err) => {
                 let raw: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                let id = raw.get("sessionId").and_then(Value::as_str).unwrap_or_default();
+                let id = raw
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 let Ok(session) = self.session(id) else {
                     tracing::warn!(%err, "a session/update that does not decode, for no known session");
                     return;

@@ -49,19 +49,23 @@ pub(crate) fn confine(path: &str, roots: &[PathBuf], for_write: bool) -> Result<
         Ok(resolved) => resolved,
         Err(_) if for_write => {
             let (Some(parent), Some(name)) = (candidate.parent(), candidate.file_name()) else {
-                return Err(RpcError::invalid_params(format!("`path` `{path}` has no file name")));
+                return Err(RpcError::invalid_params(format!(
+                    "`path` `{path}` has no file name"
+                )));
             };
             let parent = std::fs::canonicalize(parent).map_err(|err| {
-                RpcError::invalid_params(format!("`path`: cannot resolve `{}`: {err}", parent.display()))
+                RpcError::invalid_params(format!(
+                    "`path`: cannot resolve `{}`: {err}",
+                    parent.display()
+                ))
             })?;
             parent.join(name)
         }
         Err(err) => {
-            return Err(RpcError::new(
-                codes::RESOURCE_NOT_FOUND,
-                format!("`{path}`: {err}"),
+            return Err(
+                RpcError::new(codes::RESOURCE_NOT_FOUND, format!("`{path}`: {err}"))
+                    .with_data(serde_json::json!({ "uri": format!("file://{path}") })),
             )
-            .with_data(serde_json::json!({ "uri": format!("file://{path}") })))
         }
     };
     if resolved_roots(roots)
@@ -104,7 +108,10 @@ pub(crate) async fn read_text_file(
         .line
         .as_option()
         .map_or(0, |line| (*line as usize).saturating_sub(1));
-    let take = request.limit.as_option().map_or(usize::MAX, |n| *n as usize);
+    let take = request
+        .limit
+        .as_option()
+        .map_or(usize::MAX, |n| *n as usize);
     let mut content = String::new();
     for line in text.split_inclusive('\n').skip(skip).take(take) {
         if content.len() + line.len() > services.output_limit {
@@ -196,10 +203,12 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 
 impl Terminals {
     fn get<T>(&self, id: &str, read: impl FnOnce(&Terminal) -> T) -> Result<T, RpcError> {
-        lock(&self.map)
-            .get(id)
-            .map(read)
-            .ok_or_else(|| RpcError::new(codes::RESOURCE_NOT_FOUND, format!("Terminal not found: `{id}`")))
+        lock(&self.map).get(id).map(read).ok_or_else(|| {
+            RpcError::new(
+                codes::RESOURCE_NOT_FOUND,
+                format!("Terminal not found: `{id}`"),
+            )
+        })
     }
 
     /// `terminal/create`: starts the command, stdout and stderr into one bounded output.
@@ -276,7 +285,10 @@ impl Terminals {
     }
 
     /// `terminal/wait_for_exit`.
-    pub(crate) async fn wait(&self, id: &str) -> Result<acp_v1::WaitForTerminalExitResponse, RpcError> {
+    pub(crate) async fn wait(
+        &self,
+        id: &str,
+    ) -> Result<acp_v1::WaitForTerminalExitResponse, RpcError> {
         let mut exit = self.get(id, |terminal| terminal.exit.clone())?;
         let exit = exit
             .wait_for(Option::is_some)
@@ -306,7 +318,10 @@ impl Terminals {
     }
 
     /// `terminal/release`: killed if running, and forgotten.
-    pub(crate) async fn release(&self, id: &str) -> Result<acp_v1::ReleaseTerminalResponse, RpcError> {
+    pub(crate) async fn release(
+        &self,
+        id: &str,
+    ) -> Result<acp_v1::ReleaseTerminalResponse, RpcError> {
         let terminal = lock(&self.map).remove(id);
         match terminal {
             Some(terminal) => {

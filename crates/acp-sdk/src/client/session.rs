@@ -192,7 +192,10 @@ pub(crate) async fn list(
                 cwd: s.cwd.as_str().to_owned(),
                 title: s.title.as_option().cloned(),
             }));
-            response.next_cursor.as_option().map(|c| c.as_str().to_owned())
+            response
+                .next_cursor
+                .as_option()
+                .map(|c| c.as_str().to_owned())
         };
         match next {
             Some(next) => cursor = Some(next),
@@ -227,9 +230,8 @@ pub(crate) async fn resume(
                 *lock(&session.v1_modes) = response.modes.as_option().cloned();
             })
     } else {
-        let request = acp_v2::ResumeSessionRequest::new(id, cwd_text).replay_from(
-            acp_v2::ReplayFrom::Start(acp_v2::ReplayFromStart::new()),
-        );
+        let request = acp_v2::ResumeSessionRequest::new(id, cwd_text)
+            .replay_from(acp_v2::ReplayFrom::Start(acp_v2::ReplayFromStart::new()));
         shared.connection.request(&request).await.map(|_| ())
     };
     if let Err(err) = result {

@@ -81,7 +81,10 @@ impl Agent for Scripted {
             "mode",
             "Mode",
             mode,
-            vec![ConfigValue::new("ask", "Ask"), ConfigValue::new("code", "Code")],
+            vec![
+                ConfigValue::new("ask", "Ask"),
+                ConfigValue::new("code", "Code"),
+            ],
         )
         .category(ConfigCategory::Mode)]
     }

@@ -1,4 +1,4 @@
-//! The script's events as v1 `session/update`s, sent through a [`Turn`].
+//! The script's events as v1 `session/update`s, sent through an [`acp_sdk::agent::Turn`].
 //!
 //! v1 differs from v2 in ways this output absorbs:
 //!
@@ -20,7 +20,6 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use acp_session::terminal_text::TerminalText;
-use acp_session::v1::agent::Turn;
 use acp_session::Permission;
 use acp_v1::{
     Content, ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, PlanEntry,
@@ -35,7 +34,7 @@ use crate::script::{
 
 /// A v1 turn as the script's output.
 pub struct V1Output<'a> {
-    turn: &'a Turn,
+    turn: &'a acp_sdk::agent::Turn,
     state: Mutex<State>,
 }
 
@@ -57,8 +56,8 @@ struct TerminalView {
 }
 
 impl<'a> V1Output<'a> {
-    /// Output into `turn`.
-    pub fn new(turn: &'a Turn) -> Self {
+    /// Output into `turn` (a v1 turn: its updates are logged for `session/load`).
+    pub fn new(turn: &'a acp_sdk::agent::Turn) -> Self {
         Self {
             turn,
             state: Mutex::default(),
@@ -273,7 +272,7 @@ impl TurnOutput for V1Output<'_> {
     async fn emit(&self, event: Event) -> Result<(), OutputError> {
         for update in self.updates(event) {
             self.turn
-                .send(update)
+                .send_v1(update)
                 .await
                 .map_err(|err| OutputError(err.to_string()))?;
         }
@@ -301,10 +300,12 @@ impl TurnOutput for V1Output<'_> {
                 .map(|content| state.render(content))
         };
         let tool_call = tool_call_update(&ask.tool_call, content);
-        let request =
-            RequestPermissionRequest::new(self.turn.session_id().clone(), tool_call, options);
-        let permission = self
+        let request = RequestPermissionRequest::new(self.turn.session_id(), tool_call, options);
+        let v1 = self
             .turn
+            .as_v1()
+            .ok_or_else(|| OutputError("a v1 output over a v2 turn".into()))?;
+        let permission = v1
             .request_permission(request)
             .await
             .map_err(|err| OutputError(err.to_string()))?;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use acp_session::v2::agent::{AgentSession, Permission, Turn};
+use acp_session::v2::agent::{Permission, Turn};
 use acp_v2::{
     ContentBlock, ContentChunk, Diff, DiffChange, DiffChangeOperation, DiffFileType, DiffPatch,
     DiffPatchFormat, DiffPathChange, MessageId, PermissionOption, PermissionOptionKind, PlanEntry,
@@ -21,16 +21,14 @@ use crate::script::{
 /// A v2 turn as the script's output.
 pub struct V2Output<'a> {
     turn: &'a Turn,
-    session: &'a AgentSession,
     messages: Mutex<HashMap<MessageRef, MessageId>>,
 }
 
 impl<'a> V2Output<'a> {
-    /// Output into `turn` of `session`.
-    pub fn new(turn: &'a Turn, session: &'a AgentSession) -> Self {
+    /// Output into `turn`.
+    pub fn new(turn: &'a Turn) -> Self {
         Self {
             turn,
-            session,
             messages: Mutex::default(),
         }
     }
@@ -40,7 +38,7 @@ impl<'a> V2Output<'a> {
         messages
             .entry(message)
             .or_insert_with(|| {
-                self.session.next_message_id(match speaker {
+                self.turn.new_message_id(match speaker {
                     Speaker::Agent => "msg_agent",
                     Speaker::Thought => "msg_thought",
                 })
@@ -153,9 +151,12 @@ impl TurnOutput for V2Output<'_> {
             })
             .collect::<Vec<_>>();
         let subject = ToolCallPermissionSubject::new(tool_call(&ask.tool_call));
-        let mut request =
-            RequestPermissionRequest::new(self.session.id().clone(), ask.title.as_str(), options)
-                .subject(RequestPermissionSubject::ToolCall(Box::new(subject)));
+        let mut request = RequestPermissionRequest::new(
+            self.turn.session_id().clone(),
+            ask.title.as_str(),
+            options,
+        )
+        .subject(RequestPermissionSubject::ToolCall(Box::new(subject)));
         if let Some(description) = &ask.description {
             request = request.description(description.as_str());
         }
