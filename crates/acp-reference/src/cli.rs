@@ -27,6 +27,10 @@ pub struct AgentArgs {
     /// Sessions per `session/list` page.
     #[arg(long, default_value_t = 50)]
     pub list_page_size: usize,
+    /// Apply the scripted behaviours (tool call, terminal, plan, permission) to every prompt,
+    /// whatever its text.
+    #[arg(long)]
+    pub every_prompt: bool,
 }
 
 impl AgentArgs {
@@ -38,6 +42,7 @@ impl AgentArgs {
                 step_delay: Duration::from_millis(self.step_delay_ms),
                 slow_duration: Duration::from_secs(self.slow_secs),
                 slow_tick: Duration::from_millis(self.slow_tick_ms.max(1)),
+                every_prompt: self.every_prompt,
             },
             list_page_size: self.list_page_size.max(1),
         }

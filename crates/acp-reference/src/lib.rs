@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod cli;
 pub mod client;
+pub mod drive;
 pub mod output_v1;
 pub mod output_v2;
 pub mod render;

@@ -64,6 +64,9 @@ pub struct ScriptConfig {
     pub slow_duration: Duration,
     /// The interval of the `slow` behaviour's chunks.
     pub slow_tick: Duration,
+    /// Every prompt also gets the tool call, terminal, plan and permission behaviours (for
+    /// conformance kits that always prompt the same text).
+    pub every_prompt: bool,
 }
 
 impl Default for ScriptConfig {
@@ -72,6 +75,7 @@ impl Default for ScriptConfig {
             step_delay: Duration::from_millis(40),
             slow_duration: Duration::from_secs(30),
             slow_tick: Duration::from_millis(250),
+            every_prompt: false,
         }
     }
 }
@@ -249,6 +253,17 @@ impl Keywords {
         }
     }
 
+    /// These keywords and, in their fixed order, tool, terminal, plan and permission.
+    pub fn with_every_behaviour(mut self) -> Self {
+        let slow = self.steps.contains(&Step::Slow);
+        self.plan = true;
+        self.steps = vec![Step::Tool, Step::Terminal, Step::Permission];
+        if slow {
+            self.steps.push(Step::Slow);
+        }
+        self
+    }
+
     /// `true` when no keyword was found: the turn echoes the prompt.
     pub fn is_echo(&self) -> bool {
         !self.plan && self.steps.is_empty()
@@ -305,7 +320,11 @@ impl<O: TurnOutput> Runner<'_, O> {
     async fn run(&mut self) -> Result<Outcome, OutputError> {
         let text = self.input.text();
         self.tokens += estimate_tokens(&text);
-        let keywords = Keywords::parse(&text);
+        let keywords = if self.config.every_prompt {
+            Keywords::parse(&text).with_every_behaviour()
+        } else {
+            Keywords::parse(&text)
+        };
         self.session_info(&text).await?;
         self.think(&keywords).await?;
 

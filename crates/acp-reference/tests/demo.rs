@@ -1,12 +1,18 @@
-//! The reference client drives the reference agent end to end, as two real processes.
+//! The reference client drives the reference agent end to end, as two real processes: its
+//! self-test (`--self-test`), and its drive of any agent (`--agent CMD ARGS...`) over v1 and v2.
 
 use std::process::Command;
 
 #[test]
 fn the_client_drives_the_agent_through_a_full_session() {
     let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
+        .args([
+            "--self-test",
+            "--agent-arg=--step-delay-ms=2",
+            "--cancel-after-ms",
+            "300",
+        ])
         .args(["--agent", env!("CARGO_BIN_EXE_acp-reference-agent")])
-        .args(["--agent-arg=--step-delay-ms=2", "--cancel-after-ms", "300"])
         .output()
         .expect("the client runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -67,7 +73,7 @@ fn the_client_drives_the_agent_through_a_full_session() {
 #[test]
 fn a_missing_agent_is_a_clear_failure() {
     let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
-        .args(["--agent", "/nonexistent/acp-reference-agent"])
+        .args(["--self-test", "--agent", "/nonexistent/acp-reference-agent"])
         .output()
         .expect("the client runs");
     assert!(!output.status.success());
@@ -76,4 +82,49 @@ fn a_missing_agent_is_a_clear_failure() {
         stderr.contains("cannot start the agent `/nonexistent/acp-reference-agent`"),
         "{stderr}"
     );
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
+        .args(["--agent", "/nonexistent/acp-reference-agent"])
+        .output()
+        .expect("the client runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("initialize: FAILED"), "{stdout}");
+}
+
+/// `--agent CMD ARGS...` drives an agent through what it advertises; the reference agent with
+/// `--every-prompt` shows its tool call, terminal, plan and permission request on a plain "hi".
+#[test]
+fn the_client_drives_any_agent_over_v1_and_v2() {
+    for protocol in ["1", "2"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
+            .args(["--protocol", protocol, "--prompt", "hi", "--allow"])
+            .args(["--agent", env!("CARGO_BIN_EXE_acp-reference-agent")])
+            .args(["--every-prompt", "--step-delay-ms=1"])
+            .output()
+            .expect("the client runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "v{protocol}: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            output.status
+        );
+        for expected in [
+            format!("protocol v{protocol}"),
+            "auth methods: agent-login".to_owned(),
+            "session/new: ok".to_owned(),
+            "prompt 1: ok — EndTurn".to_owned(),
+            "[permission]".to_owned(),
+            "[tool]".to_owned(),
+            "session/list: ok — 1 sessions".to_owned(),
+            "same as live: yes".to_owned(),
+            "session/delete: ok".to_owned(),
+            "diagnostics: ok — every update decoded and applied".to_owned(),
+        ] {
+            assert!(
+                stdout.contains(&expected),
+                "v{protocol}: missing {expected:?} in:\n{stdout}"
+            );
+        }
+    }
 }

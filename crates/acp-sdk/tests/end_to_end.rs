@@ -54,6 +54,11 @@ async fn a_turn_streams_the_same_events_and_state_over_v1_and_v2() {
         assert_eq!(client.agent().name, "scripted");
         assert_eq!(client.agent().title.as_deref(), Some("Scripted test agent"));
         assert!(client.agent().capabilities.image, "{:?}", client.agent());
+        assert!(
+            client.agent().auth_methods.is_empty(),
+            "{:?}",
+            client.agent()
+        );
         let session = client.new_session(cwd()).await.expect("session/new");
         let mut turn = session
             .prompt("plan and tool please")

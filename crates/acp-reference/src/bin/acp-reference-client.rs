@@ -1,24 +1,45 @@
-//! `acp-reference-client`: launches the reference agent as a subprocess, drives a full ACP v2
-//! session through it, and prints the folded session state. Exits 0 on success.
+//! `acp-reference-client`: an ACP client for any agent.
 //!
-//! The agent is `acp-reference-agent` next to this executable, or `--agent PATH`. When neither
-//! exists (`cargo run --bin acp-reference-client` builds only this binary), the client runs
-//! the same agent code built into itself, as a subprocess in its hidden `--serve-agent` mode.
+//! - `acp-reference-client --agent CMD [ARGS...]` drives ANY agent, v1 or v2, through what it
+//!   advertises (a session, `--prompt`s, list, resume or load with replay, close, delete) and
+//!   reports each step; exit code 1 when a step failed.
+//! - `acp-reference-client --self-test [--agent PATH [ARGS...]]` launches the reference agent,
+//!   drives a full ACP v2 session through it checking what the reference agent does, and prints
+//!   the folded session state. The agent is `acp-reference-agent` next to this executable, or
+//!   `--agent PATH`. When neither exists (`cargo run --bin acp-reference-client` builds only
+//!   this binary), the client runs the same agent code built into itself, as a subprocess in its
+//!   hidden `--serve-agent` mode.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use acp_reference::cli::AgentArgs;
 use acp_reference::client::{run_demo, AgentCommand, DemoOptions};
+use acp_reference::drive::{drive, DriveOptions};
+use acp_sdk::client::Protocol;
 use clap::Parser;
 
-/// Drives the reference ACP agent through a full session and prints the folded state.
+/// An ACP client: drives any agent (`--agent CMD ARGS...`), or self-tests the reference agent.
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct ClientArgs {
-    /// The agent executable (default: `acp-reference-agent` next to this executable).
-    #[arg(long, value_name = "PATH")]
-    agent: Option<PathBuf>,
+    /// Drive the reference agent through a full v2 session, checking what it does, and print
+    /// the folded state.
+    #[arg(long)]
+    self_test: bool,
+    /// The agent and its arguments: everything after `--agent` (so give it last). With
+    /// `--self-test`, default `acp-reference-agent` next to this executable.
+    #[arg(long, value_name = "CMD", num_args = 1.., allow_hyphen_values = true)]
+    agent: Vec<String>,
+    /// A prompt to send (repeatable; default one "Hello!").
+    #[arg(long = "prompt", value_name = "TEXT")]
+    prompts: Vec<String>,
+    /// The protocol versions to offer: auto (v2, v1 when the agent chooses it), 1 or 2.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "1", "2"])]
+    protocol: String,
+    /// Answer permission requests with an allow option (default: reject).
+    #[arg(long)]
+    allow: bool,
     /// An argument for the agent (repeatable), e.g. `--agent-arg=--require-auth`.
     #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
     agent_args: Vec<String>,
@@ -47,6 +68,39 @@ fn main() {
         return;
     }
     let args = ClientArgs::parse_from(argv);
+    if !args.self_test {
+        if args.agent.is_empty() {
+            eprintln!(
+                "acp-reference-client: give an agent (`--agent CMD [ARGS...]`) or `--self-test`"
+            );
+            std::process::exit(2);
+        }
+        let options = DriveOptions {
+            command: args.agent.clone(),
+            prompts: if args.prompts.is_empty() {
+                vec!["Hello!".to_owned()]
+            } else {
+                args.prompts.clone()
+            },
+            protocol: match args.protocol.as_str() {
+                "1" => Protocol::V1,
+                "2" => Protocol::V2,
+                _ => Protocol::Auto,
+            },
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            turn_timeout: Duration::from_secs(args.turn_timeout_secs.max(1)),
+            allow: args.allow,
+        };
+        let mut stdout = std::io::stdout();
+        match runtime.block_on(drive(&options, &mut stdout)) {
+            Ok(report) if report.passed() => return,
+            Ok(_) => std::process::exit(1),
+            Err(err) => {
+                eprintln!("acp-reference-client: cannot write the output: {err}");
+                std::process::exit(1);
+            }
+        }
+    }
     let agent = match agent_command(&args) {
         Ok(agent) => agent,
         Err(err) => {
@@ -68,10 +122,12 @@ fn main() {
 
 /// The agent to launch: `--agent`, else the sibling binary, else this binary's built-in agent.
 fn agent_command(args: &ClientArgs) -> std::io::Result<AgentCommand> {
-    if let Some(program) = &args.agent {
+    if let Some((program, rest)) = args.agent.split_first() {
+        let mut agent_args = rest.to_vec();
+        agent_args.extend(args.agent_args.iter().cloned());
         return Ok(AgentCommand {
-            program: program.clone(),
-            args: args.agent_args.clone(),
+            program: PathBuf::from(program),
+            args: agent_args,
         });
     }
     let this = std::env::current_exe()?;

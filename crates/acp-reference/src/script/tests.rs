@@ -102,7 +102,20 @@ fn fast() -> ScriptConfig {
         step_delay: Duration::ZERO,
         slow_duration: Duration::from_millis(50),
         slow_tick: Duration::from_millis(5),
+        every_prompt: false,
     }
+}
+
+#[test]
+fn every_behaviour_is_added_in_the_fixed_order_keeping_slow() {
+    let all = Keywords::parse("hi").with_every_behaviour();
+    assert!(all.plan);
+    assert_eq!(all.steps, [Step::Tool, Step::Terminal, Step::Permission]);
+    let slow = Keywords::parse("take it slow").with_every_behaviour();
+    assert_eq!(
+        slow.steps,
+        [Step::Tool, Step::Terminal, Step::Permission, Step::Slow]
+    );
 }
 
 #[test]

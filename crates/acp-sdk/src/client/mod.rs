@@ -169,11 +169,14 @@ fn summary_v2(response: &acp_v2::InitializeResponse) -> AgentSummary {
     }
 }
 
-/// An auth method of any kind, by its wire form (`id`, `name`, `description`).
+/// An auth method of any kind, by its wire form (v1 `id`, v2 `methodId`; `name`,
+/// `description`).
 fn auth_method(wire: serde_json::Value) -> AuthMethodInfo {
     let field = |name: &str| wire.get(name).and_then(|v| v.as_str()).map(str::to_owned);
     let mut method = AuthMethodInfo::new(
-        field("id").unwrap_or_default(),
+        field("methodId")
+            .or_else(|| field("id"))
+            .unwrap_or_default(),
         field("name").unwrap_or_default(),
     );
     method.description = field("description");
