@@ -26,6 +26,9 @@ pub struct DriveOptions {
     pub turn_timeout: Duration,
     /// Answer permission requests with an `allow` option (else a `reject` one).
     pub allow: bool,
+    /// The auth method to log in with when the agent requires it. Never chosen here: real
+    /// agents' methods open browsers or wait for codes typed on a terminal.
+    pub auth: Option<String>,
 }
 
 /// How one step went.
@@ -136,21 +139,27 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
     let mut created = client.new_session(&options.cwd).await;
     if matches!(&created, Err(ClientError::Rpc(err)) if err.code == acp_rpc::codes::AUTHENTICATION_REQUIRED)
     {
-        // The agent wants a login first: try its first method once.
-        match agent.auth_methods.first() {
+        match &options.auth {
             Some(method) => {
-                let login = client.authenticate(&method.id).await;
+                let login = client.authenticate(method).await;
                 let ok = login.is_ok();
-                report.record(out, "authenticate", outcome(login, |()| method.id.clone()))?;
+                report.record(out, "authenticate", outcome(login, |()| method.clone()))?;
                 if ok {
                     created = client.new_session(&options.cwd).await;
                 }
             }
-            None => report.record(
-                out,
-                "authenticate",
-                StepResult::Failed("authentication required, and no method offered".into()),
-            )?,
+            None => {
+                let methods: Vec<&str> =
+                    agent.auth_methods.iter().map(|m| m.id.as_str()).collect();
+                report.record(
+                    out,
+                    "authenticate",
+                    StepResult::Failed(format!(
+                        "the agent requires authentication; give `--auth METHOD` (one of: {})",
+                        methods.join(", ")
+                    )),
+                )?;
+            }
         }
     }
     let session = match created {

@@ -40,6 +40,9 @@ struct ClientArgs {
     /// Answer permission requests with an allow option (default: reject).
     #[arg(long)]
     allow: bool,
+    /// The auth method to log in with if the agent requires authentication.
+    #[arg(long, value_name = "METHOD")]
+    auth: Option<String>,
     /// An argument for the agent (repeatable), e.g. `--agent-arg=--require-auth`.
     #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
     agent_args: Vec<String>,
@@ -90,6 +93,7 @@ fn main() {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             turn_timeout: Duration::from_secs(args.turn_timeout_secs.max(1)),
             allow: args.allow,
+            auth: args.auth.clone(),
         };
         let mut stdout = std::io::stdout();
         match runtime.block_on(drive(&options, &mut stdout)) {

@@ -75,7 +75,9 @@ impl<A: Agent> V1Handler<A> {
             .embedded_context(caps.embedded_context);
         let mut session = SessionCapabilities::new()
             .list(SessionListCapabilities::new())
-            .delete(SessionDeleteCapabilities::new());
+            .delete(SessionDeleteCapabilities::new())
+            .resume(acp_v1::SessionResumeCapabilities::new())
+            .close(acp_v1::SessionCloseCapabilities::new());
         if caps.additional_directories {
             session =
                 session.additional_directories(SessionAdditionalDirectoriesCapabilities::new());

@@ -130,7 +130,7 @@ fn summary_v1(response: &acp_v1::InitializeResponse) -> AgentSummary {
         capabilities: AgentCapabilities {
             list: session.list.is_value(),
             replay: caps.load_session.unwrap_or(false),
-            close: false,
+            close: session.close.is_value(),
             delete: session.delete.is_value(),
             image: prompt.image.unwrap_or(false),
             audio: prompt.audio.unwrap_or(false),

@@ -397,12 +397,17 @@ impl ClientSession {
         Ok(())
     }
 
-    /// Closes the session (v2 `session/close`; v1 has no close: the running turn is cancelled).
+    /// Closes the session (`session/close`; a v1 agent that does not advertise it gets
+    /// `session/cancel` for the running turn instead).
     pub async fn close(&self) -> Result<(), ClientError> {
+        let connection = &self.shared.connection;
         if self.session.version == 2 {
-            self.shared
-                .connection
+            connection
                 .request(&acp_v2::CloseSessionRequest::new(self.session.id.as_str()))
+                .await?;
+        } else if self.shared.agent.capabilities.close {
+            connection
+                .request(&acp_v1::CloseSessionRequest::new(self.session.id.as_str()))
                 .await?;
         } else {
             self.cancel().await?;
