@@ -149,8 +149,7 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
                 }
             }
             None => {
-                let methods: Vec<&str> =
-                    agent.auth_methods.iter().map(|m| m.id.as_str()).collect();
+                let methods: Vec<&str> = agent.auth_methods.iter().map(|m| m.id.as_str()).collect();
                 report.record(
                     out,
                     "authenticate",

@@ -14,6 +14,7 @@
 //!
 //! See protocol docs: [Overview](https://agentclientprotocol.com/protocol/overview)
 
+mod client_services;
 mod info;
 mod options;
 mod registry;
@@ -28,13 +29,16 @@ use acp_rpc::RpcError;
 use acp_v2::ContentBlock;
 
 pub use acp_session::neutral::{ALLOW, REJECT};
+pub use client_services::{
+    ClientFs, ClientTerminal, ClientTerminals, TerminalExit, TerminalOutput,
+};
 pub use info::{
     AgentInfo, AuthMethodInfo, Capabilities, CommandInfo, ConfigCategory, ConfigOption,
     ConfigValue, McpServer, SessionSetup, StopReason,
 };
 pub use options::ServerOptions;
 pub use server::{serve, serve_stdio, Server};
-pub use turn::{ClientFs, Turn};
+pub use turn::Turn;
 
 /// An agent, in protocol-neutral terms. The SDK serves it over v1 and v2.
 ///

@@ -67,6 +67,14 @@ impl Peer {
         }
     }
 
+    /// `true` when the v1 client runs terminals for the agent.
+    pub(crate) fn v1_terminal(&self) -> bool {
+        lock(&self.v1_capabilities)
+            .as_ref()
+            .and_then(|caps| caps.terminal)
+            .unwrap_or(false)
+    }
+
     /// The v1 client's file system capabilities: (read, write).
     pub(crate) fn v1_fs(&self) -> (bool, bool) {
         lock(&self.v1_capabilities)

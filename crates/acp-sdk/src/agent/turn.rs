@@ -6,13 +6,13 @@
 //! update is logged for `session/load`.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use acp_rpc::{CancellationToken, Connection, Error};
+use acp_rpc::{CancellationToken, Error};
 use acp_session::neutral::{StepStatus, TurnEvent, TurnEvents, ALLOW, REJECT};
 use acp_session::Permission;
 
+use super::client_services::{ClientFs, ClientTerminals};
 use super::registry::{lock, V1History};
 
 /// One prompt turn. Every method reports to the client at once.
@@ -43,6 +43,7 @@ struct V1Turn {
     /// Each tool call's title, for the permission requests about it.
     tool_titles: HashMap<String, String>,
     fs: Option<ClientFs>,
+    terminals: Option<ClientTerminals>,
 }
 
 struct V2Turn {
@@ -56,6 +57,7 @@ impl Turn {
         turn: acp_session::v1::agent::Turn,
         history: Arc<Mutex<V1History>>,
         fs: Option<ClientFs>,
+        terminals: Option<ClientTerminals>,
     ) -> Self {
         Self {
             session_id: turn.session_id().to_string(),
@@ -65,6 +67,7 @@ impl Turn {
                 tool_content: HashMap::new(),
                 tool_titles: HashMap::new(),
                 fs,
+                terminals,
             }),
         }
     }
@@ -119,6 +122,15 @@ impl Turn {
     pub fn client_fs(&self) -> Option<&ClientFs> {
         match &self.inner {
             Inner::V1(v1) => v1.fs.as_ref(),
+            Inner::V2(_) => None,
+        }
+    }
+
+    /// The client's terminals, when the client is v1 and advertises `terminal` (v2 agents own
+    /// their terminals and report them as updates).
+    pub fn client_terminals(&self) -> Option<&ClientTerminals> {
+        match &self.inner {
+            Inner::V1(v1) => v1.terminals.as_ref(),
             Inner::V2(_) => None,
         }
     }
@@ -432,73 +444,5 @@ impl V2Turn {
             ToolCallPermissionSubject::new(ToolCallUpdate::new(tool_call_id)),
         )));
         self.turn.request_permission(request).await
-    }
-}
-
-/// A v1 client's file system, as far as it advertised it (`fs.readTextFile`,
-/// `fs.writeTextFile`). A method it did not advertise fails with [`Error::Usage`] before anything
-/// is sent.
-#[derive(Debug, Clone)]
-pub struct ClientFs {
-    pub(crate) connection: Connection,
-    pub(crate) session_id: String,
-    pub(crate) read: bool,
-    pub(crate) write: bool,
-}
-
-impl ClientFs {
-    /// `true` when the client reads files for the agent.
-    pub fn can_read(&self) -> bool {
-        self.read
-    }
-
-    /// `true` when the client writes files for the agent.
-    pub fn can_write(&self) -> bool {
-        self.write
-    }
-
-    /// `fs/read_text_file`: the file's text (as the client's editor has it, unsaved changes
-    /// included), from 1-based `line`, at most `limit` lines.
-    pub async fn read_text_file(
-        &self,
-        path: &Path,
-        line: Option<u32>,
-        limit: Option<u32>,
-    ) -> Result<String, Error> {
-        if !self.read {
-            return Err(Error::Usage(
-                "the client did not advertise `fs.readTextFile`".into(),
-            ));
-        }
-        let mut request = acp_v1::ReadTextFileRequest::new(
-            self.session_id.as_str(),
-            path.to_string_lossy().into_owned(),
-        );
-        if let Some(line) = line {
-            request = request.line(line);
-        }
-        if let Some(limit) = limit {
-            request = request.limit(limit);
-        }
-        Ok(self.connection.request(&request).await?.content)
-    }
-
-    /// `fs/write_text_file`: writes `content` to the file.
-    pub async fn write_text_file(
-        &self,
-        path: &Path,
-        content: impl Into<String>,
-    ) -> Result<(), Error> {
-        if !self.write {
-            return Err(Error::Usage(
-                "the client did not advertise `fs.writeTextFile`".into(),
-            ));
-        }
-        let request = acp_v1::WriteTextFileRequest::new(
-            self.session_id.as_str(),
-            path.to_string_lossy().into_owned(),
-            content.into(),
-        );
-        self.connection.request(&request).await.map(|_| ())
     }
 }

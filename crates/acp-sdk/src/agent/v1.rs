@@ -27,10 +27,10 @@ use acp_v1::{
 };
 use serde_json::value::RawValue;
 
+use super::client_services::{ClientFs, ClientTerminals};
 use super::info::{ConfigCategory, ConfigOption};
 use super::registry::{lock, normalise, not_found, page, Entry, V1History, V1Wire, Wire};
 use super::server::{Peer, Shared};
-use super::turn::ClientFs;
 use super::v2::set_checked;
 use super::{Agent, SessionSetup, Turn};
 use crate::content::v1_to_v2;
@@ -371,6 +371,10 @@ impl<A: Agent> V1Handler<A> {
             read,
             write,
         });
+        let terminals = self.peer.v1_terminal().then(|| ClientTerminals {
+            connection: cx.connection().clone(),
+            session_id: entry.id.clone(),
+        });
         let shared = self.shared.clone();
         let state_entry = entry.clone();
         let blocks = req.prompt;
@@ -386,7 +390,7 @@ impl<A: Agent> V1Handler<A> {
                         )));
                     }
                 }
-                let mut turn = Turn::v1(turn, history, fs);
+                let mut turn = Turn::v1(turn, history, fs, terminals);
                 let reason = shared
                     .agent
                     .prompt(&state_entry.state, &mut turn, prompt)
