@@ -103,6 +103,20 @@ async fn a_turn_streams_the_same_events_and_state_over_v1_and_v2() {
             )),
             "v{version}: {events:?}"
         );
+        let content = match session.folded() {
+            acp_sdk::client::Folded::V1(state) => {
+                state.tool_calls.iter().next().map(|c| c.content.len())
+            }
+            acp_sdk::client::Folded::V2(state) => {
+                state.tool_calls.iter().next().map(|c| c.content.len())
+            }
+            _ => None,
+        };
+        assert_eq!(
+            content,
+            Some(2),
+            "v{version}: both pieces of tool output are kept"
+        );
         snapshots.push(session.state());
         client.shutdown().await;
     }

@@ -295,6 +295,49 @@ pub struct ConfigOption {
     pub values: Vec<ConfigValue>,
 }
 
+/// A [`ConfigOption`] as version `$v`'s select option: the two versions' types differ, their
+/// builders do not.
+macro_rules! config_option {
+    ($v:ident, $option:expr) => {{
+        use $v::{
+            SessionConfigOption, SessionConfigOptionCategory as Category, SessionConfigOptionType,
+            SessionConfigSelect, SessionConfigSelectOption, SessionConfigSelectOptions,
+        };
+        let option: &ConfigOption = $option;
+        let values = option
+            .values
+            .iter()
+            .map(|v| {
+                let value = SessionConfigSelectOption::new(v.value.as_str(), v.name.as_str());
+                match &v.description {
+                    Some(description) => value.description(description.as_str()),
+                    None => value,
+                }
+            })
+            .collect();
+        let select = SessionConfigSelect::new(
+            option.current.as_str(),
+            SessionConfigSelectOptions::Ungrouped(values),
+        );
+        let mut wire = SessionConfigOption::new(
+            option.id.as_str(),
+            option.name.as_str(),
+            SessionConfigOptionType::Select(select),
+        );
+        if let Some(description) = &option.description {
+            wire = wire.description(description.as_str());
+        }
+        if let Some(category) = &option.category {
+            wire = wire.category(match category {
+                ConfigCategory::Mode => Category::Mode,
+                ConfigCategory::Model => Category::Model,
+                ConfigCategory::ThoughtLevel => Category::ThoughtLevel,
+            });
+        }
+        wire
+    }};
+}
+
 impl ConfigOption {
     /// A select `id` called `name`, at `current`, offering `values`.
     pub fn select(
@@ -333,79 +376,12 @@ impl ConfigOption {
     }
 
     pub(crate) fn to_v2(&self) -> acp_v2::SessionConfigOption {
-        use acp_v2::{
-            SessionConfigOption, SessionConfigOptionCategory as Category, SessionConfigOptionType,
-            SessionConfigSelect, SessionConfigSelectOption, SessionConfigSelectOptions,
-        };
-        let values = self
-            .values
-            .iter()
-            .map(|v| {
-                let option = SessionConfigSelectOption::new(v.value.as_str(), v.name.as_str());
-                match &v.description {
-                    Some(description) => option.description(description.as_str()),
-                    None => option,
-                }
-            })
-            .collect();
-        let select = SessionConfigSelect::new(
-            self.current.as_str(),
-            SessionConfigSelectOptions::Ungrouped(values),
-        );
-        let mut option = SessionConfigOption::new(
-            self.id.as_str(),
-            self.name.as_str(),
-            SessionConfigOptionType::Select(select),
-        );
-        if let Some(description) = &self.description {
-            option = option.description(description.as_str());
-        }
-        if let Some(category) = &self.category {
-            option = option.category(match category {
-                ConfigCategory::Mode => Category::Mode,
-                ConfigCategory::Model => Category::Model,
-                ConfigCategory::ThoughtLevel => Category::ThoughtLevel,
-            });
-        }
-        option
+        config_option!(acp_v2, self)
     }
 
     pub(crate) fn to_v1(&self) -> acp_v1::SessionConfigOption {
-        use acp_v1::{
-            SessionConfigOption, SessionConfigOptionCategory as Category, SessionConfigOptionType,
-            SessionConfigSelect, SessionConfigSelectOption, SessionConfigSelectOptions,
-        };
-        let values = self
-            .values
-            .iter()
-            .map(|v| {
-                let option = SessionConfigSelectOption::new(v.value.as_str(), v.name.as_str());
-                match &v.description {
-                    Some(description) => option.description(description.as_str()),
-                    None => option,
-                }
-            })
-            .collect();
-        let select = SessionConfigSelect::new(
-            self.current.as_str(),
-            SessionConfigSelectOptions::Ungrouped(values),
-        );
-        let mut option = SessionConfigOption::new(
-            self.id.as_str(),
-            self.name.as_str(),
-            SessionConfigOptionType::Select(select),
-        );
-        if let Some(description) = &self.description {
-            option = option.description(description.as_str());
-        }
-        if let Some(category) = &self.category {
-            option = option.category(match category {
-                ConfigCategory::Mode => Category::Mode,
-                ConfigCategory::Model => Category::Model,
-                ConfigCategory::ThoughtLevel => Category::ThoughtLevel,
-            });
-        }
-        option
+        // v1 names the option `id` where v2 says `configId`; the rest has one shape.
+        config_option!(acp_v1, self)
     }
 
     pub(crate) fn to_v1_modes(&self) -> acp_v1::SessionModeState {

@@ -67,11 +67,7 @@ impl ClientHandler {
             options: req
                 .options
                 .iter()
-                .map(|o| PermissionChoice {
-                    id: o.option_id.to_string(),
-                    name: o.name.clone(),
-                    kind: o.kind.as_str().to_owned(),
-                })
+                .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
         let answer = self.decide(request.clone(), cx).await;
@@ -110,11 +106,7 @@ impl ClientHandler {
             options: req
                 .options
                 .iter()
-                .map(|o| PermissionChoice {
-                    id: o.option_id.to_string(),
-                    name: o.name.clone(),
-                    kind: o.kind.as_str().to_owned(),
-                })
+                .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
         let answer = self.decide(request.clone(), cx).await;
@@ -241,6 +233,14 @@ impl ClientHandler {
 enum Update {
     V1(acp_v1::SessionUpdate),
     V2(acp_v2::SessionUpdate),
+}
+
+fn choice(id: &str, name: &str, kind: &str) -> PermissionChoice {
+    PermissionChoice {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        kind: kind.to_owned(),
+    }
 }
 
 /// Gives `event` to the session's running turn, if one runs.

@@ -65,7 +65,9 @@ impl Agent for Scripted {
             let permission = turn.ask_permission("call_1", "Run the tool?").await?;
             let allowed = permission == Permission::Selected(acp_sdk::agent::ALLOW.into());
             if allowed {
-                turn.tool_output("call_1", "tool output").await?;
+                // Two pieces: v1 must carry both (its updates replace the content).
+                turn.tool_output("call_1", "tool output, ").await?;
+                turn.tool_output("call_1", "continued").await?;
             }
             turn.tool_finished("call_1", allowed).await?;
         }
