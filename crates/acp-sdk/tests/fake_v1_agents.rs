@@ -121,6 +121,17 @@ impl FakeV1 {
         // An extension request without the `_` prefix.
         self.call(connection, "gemini/custom", json!({"x": 1}))
             .await;
+        // An update for a session the client does not hold, and an extension notification.
+        let elsewhere = json!({"sessionId": "s9", "update": {"sessionUpdate": "agent_message_chunk",
+                               "content": {"type": "text", "text": "elsewhere"}}});
+        connection
+            .notify_raw("session/update", Some(raw(elsewhere)))
+            .await
+            .expect("notify");
+        connection
+            .notify_raw("_acme/hello", Some(raw(json!({"hi": true}))))
+            .await
+            .expect("notify");
         let status = if permission["outcome"]["optionId"] == "proceed_once" {
             "completed"
         } else {
@@ -261,6 +272,20 @@ async fn a_gemini_like_v1_agent_works_end_to_end() {
         panic!("a v1 session")
     };
     assert_eq!(folded.rejected[0]["used"], Value::Null);
+
+    // What belongs to no session is kept as a client diagnostic, not dropped.
+    let (diagnostics, dropped) = client.diagnostics();
+    assert_eq!(dropped, 0);
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.contains("`s9`") && d.contains("elsewhere")),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics.iter().any(|d| d.contains("_acme/hello")),
+        "{diagnostics:?}"
+    );
 
     // What the agent did not advertise is refused before anything is sent.
     let err = client

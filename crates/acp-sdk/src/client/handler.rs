@@ -16,18 +16,49 @@ use super::{folded::Folded, services};
 
 type Answer = Result<Box<RawValue>, RpcError>;
 
+/// What the agent sent that belongs to no session this client holds, within a bound: the
+/// newest [`Diagnostics::CAPACITY`] are kept, the older ones counted.
+#[derive(Debug, Default)]
+pub(crate) struct Diagnostics {
+    pub(crate) kept: std::collections::VecDeque<String>,
+    pub(crate) dropped: u64,
+}
+
+impl Diagnostics {
+    const CAPACITY: usize = 256;
+
+    fn push(&mut self, diagnostic: String) {
+        if self.kept.len() == Self::CAPACITY {
+            self.kept.pop_front();
+            self.dropped += 1;
+        }
+        self.kept.push_back(diagnostic);
+    }
+}
+
 /// The connection's handler on the client side.
 pub(crate) struct ClientHandler {
     sessions: Arc<Mutex<HashMap<String, Arc<SessionShared>>>>,
+    diagnostics: Arc<Mutex<Diagnostics>>,
     options: ClientOptions,
 }
 
 impl ClientHandler {
     pub(crate) fn new(
         sessions: Arc<Mutex<HashMap<String, Arc<SessionShared>>>>,
+        diagnostics: Arc<Mutex<Diagnostics>>,
         options: ClientOptions,
     ) -> Self {
-        Self { sessions, options }
+        Self {
+            sessions,
+            diagnostics,
+            options,
+        }
+    }
+
+    fn diagnose(&self, diagnostic: String) {
+        tracing::debug!(%diagnostic, "kept as a client diagnostic");
+        lock(&self.diagnostics).push(diagnostic);
     }
 
     fn session(&self, id: &str) -> Result<Arc<SessionShared>, RpcError> {
@@ -194,7 +225,9 @@ impl ClientHandler {
         match decoded {
             Ok((id, update)) => {
                 let Ok(session) = self.session(&id) else {
-                    tracing::debug!(session = %id, "update for a session this client does not hold");
+                    self.diagnose(format!(
+                        "session/update for session `{id}`, which this client does not hold: {text}"
+                    ));
                     return;
                 };
                 // `turns` before `state` (see session.rs).
@@ -219,7 +252,9 @@ impl ClientHandler {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let Ok(session) = self.session(id) else {
-                    tracing::warn!(%err, "a session/update that does not decode, for no known session");
+                    self.diagnose(format!(
+                        "session/update that does not decode ({err}), for no session this client holds: {text}"
+                    ));
                     return;
                 };
                 let update = raw.get("update").cloned().unwrap_or(raw.clone());
@@ -264,6 +299,13 @@ impl Handler for ClientHandler {
         if notification.method == "session/update" {
             let version = connection.protocol_version().unwrap_or(2);
             self.update(&notification, version);
+        } else {
+            // Other notifications (extensions, drafts this client does not fold) are not lost.
+            let params = notification.params.as_deref().map_or("null", RawValue::get);
+            self.diagnose(format!(
+                "notification `{}` not handled by this client: {params}",
+                notification.method
+            ));
         }
     }
 }

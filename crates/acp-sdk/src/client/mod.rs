@@ -94,6 +94,7 @@ pub(crate) struct Shared {
     pub(crate) connection: Connection,
     pub(crate) agent: AgentSummary,
     pub(crate) sessions: Arc<Mutex<HashMap<String, Arc<SessionShared>>>>,
+    pub(crate) diagnostics: Arc<Mutex<handler::Diagnostics>>,
     pub(crate) options: ClientOptions,
 }
 
@@ -207,7 +208,8 @@ impl Client {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let sessions: Arc<Mutex<HashMap<String, Arc<SessionShared>>>> = Arc::default();
-        let handler = ClientHandler::new(sessions.clone(), options.clone());
+        let diagnostics: Arc<Mutex<handler::Diagnostics>> = Arc::default();
+        let handler = ClientHandler::new(sessions.clone(), diagnostics.clone(), options.clone());
         let (connection, _task) =
             Connection::spawn(reader, writer, handler, options.connection.clone());
         let offer = offer(&options);
@@ -226,6 +228,7 @@ impl Client {
                 connection,
                 agent,
                 sessions,
+                diagnostics,
                 options,
             }),
             process: Mutex::new(None),
@@ -240,6 +243,17 @@ impl Client {
     /// The protocol version spoken.
     pub fn protocol_version(&self) -> u16 {
         self.shared.agent.protocol_version
+    }
+
+    /// What the agent sent that belongs to no session this client holds (updates for other
+    /// sessions, notifications it does not handle), newest last, and how many older ones were
+    /// let go to stay within the bound (256 kept).
+    pub fn diagnostics(&self) -> (Vec<String>, u64) {
+        let diagnostics = session::lock(&self.shared.diagnostics);
+        (
+            diagnostics.kept.iter().cloned().collect(),
+            diagnostics.dropped,
+        )
     }
 
     /// The connection, for calls this API does not cover.
