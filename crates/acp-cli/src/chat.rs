@@ -1,0 +1,104 @@
+//! `acp chat --prompt TEXT -- AGENT`: prompts any agent, v1 or v2, non-interactively and prints
+//! its reply as it streams (tool calls, plans and permission requests on stderr); the exit code
+//! says how the last turn stopped.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use acp_sdk::client::{Event, Protocol, StopReason};
+use acp_sdk::{Client, ClientOptions};
+
+use crate::CliError;
+
+/// How to chat.
+#[derive(Debug, Clone)]
+pub struct ChatOptions {
+    /// The agent and its arguments.
+    pub agent: Vec<String>,
+    /// The prompts, in order.
+    pub prompts: Vec<String>,
+    /// The versions offered.
+    pub protocol: Protocol,
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// Allow what the agent asks permission for (else refuse).
+    pub yes: bool,
+}
+
+/// The exit code for a stop reason: 0 when the agent finished its turn.
+pub fn exit_code(reason: &StopReason) -> i32 {
+    match reason {
+        StopReason::EndTurn => 0,
+        StopReason::Cancelled => 130,
+        StopReason::Refusal => 3,
+        StopReason::MaxTokens | StopReason::MaxTurnRequests => 4,
+        _ => 1,
+    }
+}
+
+/// Runs the prompts; returns the exit code of the last turn.
+pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
+    let Some((program, args)) = options.agent.split_first() else {
+        return Err(CliError::Usage("give the agent to run after `--`".into()));
+    };
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    let yes = options.yes;
+    let client_options = ClientOptions::new()
+        .info("acp", env!("CARGO_PKG_VERSION"))
+        .protocol(options.protocol)
+        .on_permission(move |request| async move {
+            let kind = if yes { "allow" } else { "reject" };
+            let choice = request.options.iter().find(|c| c.kind.starts_with(kind));
+            eprintln!(
+                "[permission] {} → {}",
+                request.title,
+                choice.map_or("dismissed", |c| c.name.as_str())
+            );
+            choice.map(|c| c.id.clone())
+        });
+    let client = Client::spawn(command, client_options)
+        .await
+        .map_err(|err| CliError::Agent(err.to_string()))?;
+    let session = match client.new_session(&options.cwd).await {
+        Ok(session) => session,
+        Err(err) => {
+            client.shutdown().await;
+            return Err(CliError::Agent(format!("session/new: {err}")));
+        }
+    };
+    let mut code = 0;
+    let mut stdout = std::io::stdout();
+    for text in &options.prompts {
+        let mut turn = session
+            .prompt(text.as_str())
+            .await
+            .map_err(|err| CliError::Agent(err.to_string()))?;
+        while let Some(event) = turn.next_event().await {
+            match event {
+                Event::Text(text) => {
+                    let _ = write!(stdout, "{text}");
+                    let _ = stdout.flush();
+                }
+                Event::ToolCall { title, status, .. } => eprintln!("[tool] {title}: {status:?}"),
+                Event::Plan(steps) => {
+                    for (step, status) in steps {
+                        eprintln!("[plan] {step}: {status:?}");
+                    }
+                }
+                Event::Problem(problem) => eprintln!("[problem] {problem}"),
+                _ => {}
+            }
+        }
+        let _ = writeln!(stdout);
+        match turn.outcome().await {
+            Ok(outcome) => code = exit_code(&outcome.stop_reason),
+            Err(err) => {
+                client.shutdown().await;
+                return Err(CliError::Agent(format!("session/prompt: {err}")));
+            }
+        }
+    }
+    client.shutdown().await;
+    Ok(code)
+}

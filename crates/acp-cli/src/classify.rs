@@ -1,0 +1,381 @@
+//! Each line of a session, classified and decoded with the typed models of its version.
+//!
+//! A line is a request, a notification, a response, a batch, or invalid. Requests and
+//! notifications are decoded with the envelope of the side that receives them (what a client
+//! sends, an agent receives: `ClientRequest`); responses with the result type of the request they
+//! answer, found by id. The version is the one `initialize` negotiated (its response's
+//! `protocolVersion`), 2 until then unless given.
+
+use std::collections::HashMap;
+
+use acp_rpc::message::{self, Entry, Incoming, Message};
+use acp_rpc::RequestId;
+use serde::Serialize;
+
+/// Who sent a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The client (editor).
+    Client,
+    /// The agent.
+    Agent,
+}
+
+impl Side {
+    /// The other side.
+    pub fn other(self) -> Self {
+        match self {
+            Side::Client => Side::Agent,
+            Side::Agent => Side::Client,
+        }
+    }
+
+    /// `client→agent` or `agent→client`.
+    pub fn arrow(self) -> &'static str {
+        match self {
+            Side::Client => "client→agent",
+            Side::Agent => "agent→client",
+        }
+    }
+}
+
+/// What kind of message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A request.
+    Request,
+    /// A notification.
+    Notification,
+    /// A response.
+    Response,
+    /// Not a valid message.
+    Invalid,
+}
+
+/// One message of a line (a batch gives several), decoded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decoded {
+    /// Its kind.
+    pub kind: Kind,
+    /// Who sent it, when known.
+    pub from: Option<Side>,
+    /// The method (for a response, the method of the request it answers, when known).
+    pub method: Option<String>,
+    /// The id, for requests and responses.
+    pub id: Option<String>,
+    /// `true` when it came in a batch.
+    pub batch: bool,
+    /// Why it does not decode, naming the field; `None` when it does.
+    pub error: Option<String>,
+}
+
+/// Decodes the lines of one session in order, remembering what it needs (the version, the
+/// requests awaiting an answer).
+#[derive(Debug)]
+pub struct Decoder {
+    version: u16,
+    fixed: bool,
+    /// Requests not yet answered, by sender and id: their method. Bounded: past
+    /// [`Decoder::MAX_PENDING`] the oldest are forgotten (their answers then decode as unknown).
+    pending: HashMap<(Side, RequestId), String>,
+    order: std::collections::VecDeque<(Side, RequestId)>,
+}
+
+impl Decoder {
+    /// Requests remembered while unanswered.
+    pub const MAX_PENDING: usize = 65_536;
+
+    /// A decoder for protocol `version`, or for the version `initialize` negotiates (2 before
+    /// that) when `None`.
+    pub fn new(version: Option<u16>) -> Self {
+        Self {
+            version: version.unwrap_or(2),
+            fixed: version.is_some(),
+            pending: HashMap::new(),
+            order: Default::default(),
+        }
+    }
+
+    /// The version lines are decoded with now.
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// Classifies and decodes one line sent by `from` (when known).
+    pub fn line(&mut self, from: Option<Side>, line: &[u8]) -> Vec<Decoded> {
+        match message::parse(line) {
+            Err(err) => vec![invalid(from, false, err.message)],
+            Ok(Incoming::Single(entry)) => vec![self.entry(from, entry, false)],
+            Ok(Incoming::Batch(entries)) if entries.is_empty() => {
+                vec![invalid(from, true, "an empty batch".into())]
+            }
+            Ok(Incoming::Batch(entries)) => entries
+                .into_iter()
+                .map(|entry| self.entry(from, entry, true))
+                .collect(),
+        }
+    }
+
+    fn entry(&mut self, from: Option<Side>, entry: Entry, batch: bool) -> Decoded {
+        match entry {
+            Err(bad) => Decoded {
+                id: bad.id.as_ref().map(ToString::to_string),
+                ..invalid(from, batch, bad.error.message)
+            },
+            Ok(Message::Request(request)) => {
+                // `initialize` is decoded as the version it asks for; its answer decides.
+                if request.method == "initialize" && !self.fixed {
+                    if let Some(version) = requested_version(request.params.as_deref()) {
+                        self.version = if version <= 1 { 1 } else { 2 };
+                    }
+                }
+                let from = from.or_else(|| self.sender_of(&request.method, true));
+                let error =
+                    self.decode_call(from, &request.method, request.params.as_deref(), true);
+                if let Some(from) = from {
+                    self.remember(from, request.id.clone(), request.method.clone());
+                }
+                Decoded {
+                    kind: Kind::Request,
+                    from,
+                    method: Some(request.method),
+                    id: Some(request.id.to_string()),
+                    batch,
+                    error,
+                }
+            }
+            Ok(Message::Notification(notification)) => {
+                let from = from.or_else(|| self.sender_of(&notification.method, false));
+                let error = self.decode_call(
+                    from,
+                    &notification.method,
+                    notification.params.as_deref(),
+                    false,
+                );
+                Decoded {
+                    kind: Kind::Notification,
+                    from,
+                    method: Some(notification.method),
+                    id: None,
+                    batch,
+                    error,
+                }
+            }
+            Ok(Message::Response(response)) => {
+                let (from, method) = self.answered(from, response.id.as_ref());
+                let error = match (&response.outcome, &method, from) {
+                    (Ok(result), Some(method), Some(from)) => {
+                        if method == "initialize" && !self.fixed {
+                            if let Some(version) = requested_version(Some(result)) {
+                                self.version = if version <= 1 { 1 } else { 2 };
+                            }
+                        }
+                        self.decode_result(from, method, result)
+                    }
+                    _ => None,
+                };
+                Decoded {
+                    kind: Kind::Response,
+                    from,
+                    method,
+                    id: response.id.as_ref().map(ToString::to_string),
+                    batch,
+                    error,
+                }
+            }
+        }
+    }
+
+    fn remember(&mut self, from: Side, id: RequestId, method: String) {
+        if self.pending.insert((from, id.clone()), method).is_none() {
+            self.order.push_back((from, id));
+        }
+        while self.order.len() > Self::MAX_PENDING {
+            if let Some(oldest) = self.order.pop_front() {
+                self.pending.remove(&oldest);
+            }
+        }
+    }
+
+    /// The sender of a response, and the method of the request it answers.
+    fn answered(
+        &mut self,
+        from: Option<Side>,
+        id: Option<&RequestId>,
+    ) -> (Option<Side>, Option<String>) {
+        let Some(id) = id else {
+            return (from, None);
+        };
+        let senders = match from {
+            Some(from) => vec![from.other()],
+            None => vec![Side::Client, Side::Agent],
+        };
+        for requester in senders {
+            if let Some(method) = self.pending.remove(&(requester, id.clone())) {
+                self.order.retain(|key| key != &(requester, id.clone()));
+                return (Some(requester.other()), Some(method));
+            }
+        }
+        (from, None)
+    }
+
+    /// Who sends `method`, when the line does not say: the side whose envelope knows it.
+    fn sender_of(&self, method: &str, request: bool) -> Option<Side> {
+        let known = |side: Side| {
+            self.decode_call(Some(side), method, None, request)
+                .is_none_or(|error| !error.starts_with("method not found"))
+        };
+        match (known(Side::Client), known(Side::Agent)) {
+            (true, false) => Some(Side::Client),
+            (false, true) => Some(Side::Agent),
+            _ => None,
+        }
+    }
+
+    /// Decodes a request's or a notification's params with the receiving side's envelope.
+    fn decode_call(
+        &self,
+        from: Option<Side>,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+        request: bool,
+    ) -> Option<String> {
+        let from = from?;
+        let result = match (self.version, from, request) {
+            (1, Side::Client, true) => {
+                acp_v1::ClientRequest::from_method_and_params(method, params).map(drop)
+            }
+            (1, Side::Agent, true) => {
+                acp_v1::AgentRequest::from_method_and_params(method, params).map(drop)
+            }
+            (1, Side::Client, false) => {
+                acp_v1::ClientNotification::from_method_and_params(method, params).map(drop)
+            }
+            (1, Side::Agent, false) => {
+                acp_v1::AgentNotification::from_method_and_params(method, params).map(drop)
+            }
+            (_, Side::Client, true) => {
+                acp_v2::ClientRequest::from_method_and_params(method, params).map(drop)
+            }
+            (_, Side::Agent, true) => {
+                acp_v2::AgentRequest::from_method_and_params(method, params).map(drop)
+            }
+            (_, Side::Client, false) => {
+                acp_v2::ClientNotification::from_method_and_params(method, params).map(drop)
+            }
+            (_, Side::Agent, false) => {
+                acp_v2::AgentNotification::from_method_and_params(method, params).map(drop)
+            }
+        };
+        result.err().map(|err| err.to_string())
+    }
+
+    /// Decodes a result with the type of the request it answers (`from` answered it).
+    fn decode_result(
+        &self,
+        from: Side,
+        method: &str,
+        result: &serde_json::value::RawValue,
+    ) -> Option<String> {
+        let decoded = match (self.version, from) {
+            // The agent answers the client's requests.
+            (1, Side::Agent) => {
+                acp_v1::AgentResponse::from_method_and_result(method, result).map(drop)
+            }
+            (1, Side::Client) => {
+                acp_v1::ClientResponse::from_method_and_result(method, result).map(drop)
+            }
+            (_, Side::Agent) => {
+                acp_v2::AgentResponse::from_method_and_result(method, result).map(drop)
+            }
+            (_, Side::Client) => {
+                acp_v2::ClientResponse::from_method_and_result(method, result).map(drop)
+            }
+        };
+        decoded.err().map(|err| err.to_string())
+    }
+}
+
+fn invalid(from: Option<Side>, batch: bool, error: String) -> Decoded {
+    Decoded {
+        kind: Kind::Invalid,
+        from,
+        method: None,
+        id: None,
+        batch,
+        error: Some(error),
+    }
+}
+
+/// The `protocolVersion` of `initialize` params or results.
+fn requested_version(raw: Option<&serde_json::value::RawValue>) -> Option<u16> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Version {
+        protocol_version: u16,
+    }
+    serde_json::from_str::<Version>(raw?.get())
+        .ok()
+        .map(|v| v.protocol_version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(decoder: &mut Decoder, from: Option<Side>, line: &str) -> Decoded {
+        decoder.line(from, line.as_bytes()).remove(0)
+    }
+
+    #[test]
+    fn the_version_follows_initialize_and_responses_decode_by_their_request() {
+        let mut decoder = Decoder::new(None);
+        let init = one(
+            &mut decoder,
+            None,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        assert_eq!((init.kind, init.from), (Kind::Request, Some(Side::Client)));
+        let answer = one(
+            &mut decoder,
+            None,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        );
+        assert_eq!(answer.method.as_deref(), Some("initialize"));
+        assert_eq!(answer.from, Some(Side::Agent));
+        assert_eq!(answer.error, None);
+        assert_eq!(decoder.version(), 1);
+        // A v1 update with a field of the wrong type names the field.
+        let bad = one(
+            &mut decoder,
+            None,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":null,"size":1}}}"#,
+        );
+        assert_eq!(bad.from, Some(Side::Agent));
+        assert!(
+            bad.error.as_deref().is_some_and(|e| e.contains("update")),
+            "{bad:?}"
+        );
+    }
+
+    #[test]
+    fn batches_and_invalid_lines_are_classified() {
+        let mut decoder = Decoder::new(Some(2));
+        let batch = decoder.line(
+            Some(Side::Client),
+            br#"[{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}},{"jsonrpc":"2.0"}]"#,
+        );
+        assert_eq!(batch.len(), 2);
+        assert!(batch.iter().all(|d| d.batch));
+        assert_eq!(batch[0].error, None);
+        assert_eq!(batch[1].kind, Kind::Invalid);
+        let junk = one(
+            &mut decoder,
+            Some(Side::Agent),
+            "Please visit the following URL",
+        );
+        assert_eq!(junk.kind, Kind::Invalid);
+    }
+}

@@ -1,0 +1,60 @@
+//! `acp decode`: each line classified (request, notification, response, batch entry, invalid),
+//! with its sender and method, and decoded with the typed models; errors name the field.
+
+use std::io::Write;
+
+use crate::classify::{Decoded, Decoder, Kind};
+use crate::transcript::Line;
+
+/// Decodes `lines`, writing one report line per message (or one JSON object with `json`).
+/// Returns how many did not decode.
+pub fn run(
+    lines: &[Line],
+    version: Option<u16>,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<usize> {
+    let mut decoder = Decoder::new(version);
+    let mut failures = 0;
+    for line in lines {
+        for decoded in decoder.line(line.from, &line.bytes) {
+            if decoded.error.is_some() {
+                failures += 1;
+            }
+            if json {
+                let mut value = serde_json::to_value(&decoded).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("line".into(), line.number.into());
+                    object.insert("protocol".into(), decoder.version().into());
+                }
+                writeln!(out, "{value}")?;
+            } else {
+                writeln!(out, "{}", describe(line.number, &decoded))?;
+            }
+        }
+    }
+    Ok(failures)
+}
+
+/// `12  agent→client  notification  session/update  ok`.
+fn describe(number: usize, decoded: &Decoded) -> String {
+    let from = decoded.from.map_or("?", |side| side.arrow());
+    let kind = match decoded.kind {
+        Kind::Request => "request",
+        Kind::Notification => "notification",
+        Kind::Response => "response",
+        Kind::Invalid => "invalid",
+    };
+    let batch = if decoded.batch { " (in a batch)" } else { "" };
+    let method = decoded.method.as_deref().unwrap_or("-");
+    let id = decoded
+        .id
+        .as_deref()
+        .map(|id| format!(" #{id}"))
+        .unwrap_or_default();
+    let verdict = match &decoded.error {
+        None => "ok".to_owned(),
+        Some(error) => format!("ERROR: {error}"),
+    };
+    format!("{number:>5}  {from:<12}  {kind}{batch}  {method}{id}  {verdict}")
+}

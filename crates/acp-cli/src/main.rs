@@ -1,0 +1,204 @@
+//! `acp`: the command-line tool for people who build and use ACP agents.
+//!
+//! - `acp chat --prompt TEXT -- AGENT [ARGS...]`: prompt any agent, v1 or v2, and print the reply;
+//! - `acp proxy [--record FILE] -- AGENT [ARGS...]`: between an editor and an agent, forwarding
+//!   every byte unchanged, decoding on the side, recording a transcript;
+//! - `acp decode FILE|-`: each line classified and decoded, errors naming the field;
+//! - `acp fold FILE|-`: the session state after a transcript.
+//!
+//! Errors are one line on stderr.
+
+mod chat;
+mod classify;
+mod decode;
+mod fold;
+mod proxy;
+mod transcript;
+
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use acp_sdk::client::Protocol;
+use clap::{Parser, Subcommand};
+
+/// Why a command failed: one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The command line is not usable.
+    #[error("{0}")]
+    Usage(String),
+    /// The agent could not be started.
+    #[error("cannot start the agent {0}")]
+    Spawn(String),
+    /// The agent failed a call.
+    #[error("{0}")]
+    Agent(String),
+    /// Reading or writing failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// The ACP command-line tool.
+#[derive(Debug, Parser)]
+#[command(name = "acp", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Prompt an agent and print its reply (`--prompt` runs non-interactively).
+    Chat {
+        /// A prompt (repeatable); the exit code comes from the last turn's stop reason.
+        #[arg(long = "prompt", value_name = "TEXT", required = true)]
+        prompts: Vec<String>,
+        /// The versions to offer: auto (v2, v1 when the agent chooses it), 1 or 2.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "1", "2"])]
+        protocol: String,
+        /// The session's working directory (default: the current one).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Allow what the agent asks permission for (default: refuse).
+        #[arg(long)]
+        yes: bool,
+        /// The agent and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT")]
+        agent: Vec<String>,
+    },
+    /// Sit between an editor and an agent: forward every byte, decode on the side, record.
+    Proxy {
+        /// Write an NDJSON transcript (direction, time, the line as it passed).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Decode as this version instead of the one `initialize` negotiates.
+        #[arg(long, value_parser = ["1", "2"])]
+        protocol: Option<String>,
+        /// The agent and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT")]
+        agent: Vec<String>,
+    },
+    /// Classify and decode each line of a transcript or of plain JSON-RPC lines.
+    Decode {
+        /// Decode as this version instead of the one `initialize` negotiates.
+        #[arg(long, value_parser = ["1", "2"])]
+        protocol: Option<String>,
+        /// One JSON object per message.
+        #[arg(long)]
+        json: bool,
+        /// The file, or `-` for stdin.
+        file: PathBuf,
+    },
+    /// The state of every session after a transcript, as a client would show it.
+    Fold {
+        /// Fold as this version instead of the one `initialize` negotiates.
+        #[arg(long, value_parser = ["1", "2"])]
+        protocol: Option<String>,
+        /// The states as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The file, or `-` for stdin.
+        file: PathBuf,
+    },
+}
+
+fn version(protocol: Option<&str>) -> Option<u16> {
+    protocol.and_then(|p| p.parse().ok())
+}
+
+fn read_lines(file: &PathBuf) -> Result<Vec<transcript::Line>, CliError> {
+    let result = if file.as_os_str() == "-" {
+        transcript::read(std::io::stdin().lock())
+    } else {
+        std::fs::File::open(file)
+            .map(std::io::BufReader::new)
+            .and_then(|reader| transcript::read(Box::new(reader) as Box<dyn BufRead>))
+    };
+    result.map_err(|err| CliError::Io(format!("cannot read `{}`: {err}", file.display())))
+}
+
+async fn run(cli: Cli) -> Result<i32, CliError> {
+    match cli.command {
+        Command::Chat {
+            prompts,
+            protocol,
+            cwd,
+            yes,
+            agent,
+        } => {
+            let cwd = match cwd {
+                Some(cwd) => std::path::absolute(cwd),
+                None => std::env::current_dir(),
+            }
+            .map_err(|err| CliError::Io(format!("the working directory: {err}")))?;
+            let options = chat::ChatOptions {
+                agent,
+                prompts,
+                protocol: match protocol.as_str() {
+                    "1" => Protocol::V1,
+                    "2" => Protocol::V2,
+                    _ => Protocol::Auto,
+                },
+                cwd,
+                yes,
+            };
+            chat::run(&options).await
+        }
+        Command::Proxy {
+            record,
+            protocol,
+            agent,
+        } => proxy::run(&agent, record.as_deref(), version(protocol.as_deref())).await,
+        Command::Decode {
+            protocol,
+            json,
+            file,
+        } => {
+            let lines = read_lines(&file)?;
+            let failures = decode::run(
+                &lines,
+                version(protocol.as_deref()),
+                json,
+                &mut std::io::stdout(),
+            )
+            .map_err(|err| CliError::Io(err.to_string()))?;
+            Ok(i32::from(failures > 0))
+        }
+        Command::Fold {
+            protocol,
+            json,
+            file,
+        } => {
+            let lines = read_lines(&file)?;
+            fold::run(
+                &lines,
+                version(protocol.as_deref()),
+                json,
+                &mut std::io::stdout(),
+            )
+            .map_err(|err| CliError::Io(err.to_string()))?;
+            Ok(0)
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("acp: error: cannot start the runtime: {err}");
+            std::process::exit(1);
+        }
+    };
+    let code = match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("acp: error: {err}");
+            2
+        }
+    };
+    // Background tasks (the proxy's stdin reader) must not keep the process alive.
+    runtime.shutdown_background();
+    std::process::exit(code);
+}

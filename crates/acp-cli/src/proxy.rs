@@ -1,0 +1,185 @@
+//! `acp proxy`: sits between an editor and an agent. Every byte is forwarded unchanged, both
+//! ways, as soon as it is read; on the side each complete line is decoded with the typed models
+//! (problems reported on stderr as they happen) and, with `--record`, written to a transcript.
+//!
+//! The side channel never holds up the forwarding: a line longer than [`MAX_LINE`] is forwarded
+//! and reported, not buffered. The decoder and the recorder are shared by the two directions
+//! behind one mutex, taken per complete line (never across an await), which also orders the
+//! recording as the lines were read.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::classify::{Decoder, Side};
+use crate::transcript::Recorder;
+use crate::CliError;
+
+/// The longest line the side channel decodes and records.
+pub const MAX_LINE: usize = 64 << 20;
+
+struct SideChannel {
+    decoder: Decoder,
+    recorder: Option<Recorder>,
+    problems: u64,
+}
+
+impl SideChannel {
+    fn line(&mut self, from: Side, line: &[u8]) {
+        if let Some(recorder) = &mut self.recorder {
+            if let Err(err) = recorder.record(from, line) {
+                eprintln!("acp proxy: cannot record: {err}; recording stops");
+                self.recorder = None;
+            }
+        }
+        for decoded in self.decoder.line(Some(from), line) {
+            if let Some(error) = decoded.error {
+                self.problems += 1;
+                let method = decoded.method.as_deref().unwrap_or("-");
+                eprintln!("acp proxy: {} {method}: {error}", from.arrow());
+            }
+        }
+    }
+}
+
+/// Splits a byte stream into lines for the side channel.
+struct Lines {
+    buffer: Vec<u8>,
+    overlong: bool,
+}
+
+impl Lines {
+    fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&[u8], bool)) {
+        for piece in chunk.split_inclusive(|b| *b == b'\n') {
+            let complete = piece.last() == Some(&b'\n');
+            let body = if complete {
+                &piece[..piece.len() - 1]
+            } else {
+                piece
+            };
+            if !self.overlong {
+                if self.buffer.len() + body.len() > MAX_LINE {
+                    self.overlong = true;
+                    self.buffer = Vec::new();
+                } else {
+                    self.buffer.extend_from_slice(body);
+                }
+            }
+            if complete {
+                let mut line = std::mem::take(&mut self.buffer);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                each(&line, self.overlong);
+                self.overlong = false;
+            }
+        }
+    }
+}
+
+async fn pump(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    side: Side,
+    channel: Arc<Mutex<SideChannel>>,
+) -> std::io::Result<()> {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut lines = Lines {
+        buffer: Vec::new(),
+        overlong: false,
+    };
+    loop {
+        let read = from.read(&mut buffer).await?;
+        if read == 0 {
+            break;
+        }
+        // Forwarded first, as it came.
+        to.write_all(&buffer[..read]).await?;
+        to.flush().await?;
+        lines.feed(&buffer[..read], |line, overlong| {
+            let mut channel = channel.lock().unwrap_or_else(|p| p.into_inner());
+            if overlong {
+                eprintln!(
+                    "acp proxy: {}: a line over {MAX_LINE} bytes was forwarded, not decoded",
+                    side.arrow()
+                );
+            } else if !line.iter().all(u8::is_ascii_whitespace) {
+                channel.line(side, line);
+            }
+        });
+    }
+    to.shutdown().await
+}
+
+/// Runs `agent` behind this process's stdin and stdout until both ends are done; returns the
+/// agent's exit code.
+pub async fn run(
+    agent: &[String],
+    record: Option<&Path>,
+    version: Option<u16>,
+) -> Result<i32, CliError> {
+    let Some((program, args)) = agent.split_first() else {
+        return Err(CliError::Usage("give the agent to run after `--`".into()));
+    };
+    let recorder = record
+        .map(Recorder::create)
+        .transpose()
+        .map_err(|err| CliError::Io(format!("cannot create the recording: {err}")))?;
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|err| CliError::Spawn(format!("`{program}`: {err}")))?;
+    let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(CliError::Spawn("the agent's stdio was not piped".into()));
+    };
+    let channel = Arc::new(Mutex::new(SideChannel {
+        decoder: Decoder::new(version),
+        recorder,
+        problems: 0,
+    }));
+    let upstream = tokio::spawn(pump(
+        tokio::io::stdin(),
+        agent_in,
+        Side::Client,
+        channel.clone(),
+    ));
+    let downstream = pump(agent_out, tokio::io::stdout(), Side::Agent, channel.clone()).await;
+    // The agent closed its stdout: the editor's side is done too.
+    upstream.abort();
+    if let Err(err) = downstream {
+        eprintln!("acp proxy: agent→client: {err}");
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|err| CliError::Io(format!("waiting for the agent: {err}")))?;
+    let problems = channel.lock().map(|c| c.problems).unwrap_or_default();
+    if problems > 0 {
+        eprintln!("acp proxy: {problems} messages did not decode");
+    }
+    Ok(status.code().unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_chunks_and_crlf() {
+        let mut lines = Lines {
+            buffer: Vec::new(),
+            overlong: false,
+        };
+        let mut seen = Vec::new();
+        for chunk in [&b"{\"a\""[..], b":1}\r\n{\"b\":2}\n{\"c\""] {
+            lines.feed(chunk, |line, _| seen.push(line.to_vec()));
+        }
+        assert_eq!(seen, [b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]);
+    }
+}

@@ -1,0 +1,222 @@
+//! `acp` end to end, as its users run it: against the reference agent (v1 and v2), through the
+//! proxy with a recording, and on the fixtures.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const ACP: &str = env!("CARGO_BIN_EXE_acp");
+
+/// The reference agent, built beside this crate's binary by the workspace's `cargo test`.
+fn reference_agent() -> String {
+    let dir = std::path::Path::new(ACP).parent().expect("target dir");
+    let agent = dir.join("acp-reference-agent");
+    if !agent.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "acp-reference",
+                "--bin",
+                "acp-reference-agent",
+            ])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the reference agent");
+    }
+    agent.to_string_lossy().into_owned()
+}
+
+fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+#[test]
+fn chat_prompts_the_reference_agent_over_v1_and_v2() {
+    let agent = reference_agent();
+    for protocol in ["1", "2"] {
+        let output = Command::new(ACP)
+            .args(["chat", "--protocol", protocol, "--yes", "--prompt", "hello"])
+            .args(["--", &agent, "--every-prompt", "--step-delay-ms=1"])
+            .output()
+            .expect("acp runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "v{protocol}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("deleted target/ (permission granted)"),
+            "v{protocol}: {stdout}"
+        );
+        assert!(
+            stderr.contains("[tool] Edit src/greeting.rs: Completed"),
+            "v{protocol}: {stderr}"
+        );
+        assert!(stderr.contains("[permission]"), "v{protocol}: {stderr}");
+    }
+}
+
+#[test]
+fn a_missing_agent_is_one_line_and_exit_code_2() {
+    let output = Command::new(ACP)
+        .args(["chat", "--prompt", "hi", "--", "/nonexistent/agent"])
+        .output()
+        .expect("acp runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("acp: error: "), "{stderr}");
+}
+
+/// Every byte passes unchanged both ways (an invalid line, an unknown variant, a batch, CRLF),
+/// and the recording holds each line as it passed.
+#[test]
+fn the_proxy_forwards_every_byte_and_records_each_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("session.ndjson");
+    let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":2,\"info\":{\"name\":\"t\",\"version\":\"1\"}}}\n\
+not json at all\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"from_the_future\",\"x\":[1,2]}}}\r\n\
+[{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s\"}}]\n";
+    let mut child = Command::new(ACP)
+        .args(["proxy", "--record"])
+        .arg(&record)
+        .args(["--", "/bin/cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("acp runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("written");
+    let output = child.wait_with_output().expect("ends");
+    assert!(output.status.success());
+    assert_eq!(output.stdout, input, "forwarded unchanged");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("Parse error"),
+        "the invalid line is reported: {stderr}"
+    );
+
+    let recording = std::fs::read_to_string(&record).expect("recorded");
+    let entries: Vec<serde_json::Value> = recording
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an entry"))
+        .collect();
+    let expected: Vec<&str> = std::str::from_utf8(input)
+        .expect("utf-8")
+        .lines()
+        .map(|line| line.trim_end_matches('\r'))
+        .collect();
+    for side in ["client", "agent"] {
+        let lines: Vec<&str> = entries
+            .iter()
+            .filter(|entry| entry["from"] == side)
+            .map(|entry| entry["line"].as_str().expect("a line"))
+            .collect();
+        assert_eq!(lines, expected, "{side} lines as they passed");
+    }
+}
+
+/// The proxy in front of the reference agent, driven by `acp chat`; the recording then decodes
+/// without a problem and folds to what the user saw.
+#[test]
+fn a_recorded_session_decodes_and_folds() {
+    let agent = reference_agent();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("session.ndjson");
+    let record_arg = record.to_string_lossy().into_owned();
+    let output = Command::new(ACP)
+        .args(["chat", "--protocol", "1", "--prompt", "plan it"])
+        .args([
+            "--",
+            ACP,
+            "proxy",
+            "--record",
+            &record_arg,
+            "--",
+            &agent,
+            "--step-delay-ms=1",
+        ])
+        .output()
+        .expect("acp runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let decode = Command::new(ACP)
+        .arg("decode")
+        .arg(&record)
+        .output()
+        .expect("acp runs");
+    let decoded = String::from_utf8_lossy(&decode.stdout);
+    assert!(decode.status.success(), "{decoded}");
+    assert!(
+        decoded.contains("client→agent  request  session/prompt"),
+        "{decoded}"
+    );
+    assert!(
+        decoded.contains("agent→client  response  session/prompt"),
+        "{decoded}"
+    );
+
+    let fold = Command::new(ACP)
+        .arg("fold")
+        .arg(&record)
+        .output()
+        .expect("acp runs");
+    let folded = String::from_utf8_lossy(&fold.stdout);
+    assert!(fold.status.success());
+    assert!(folded.contains("user: plan it"), "{folded}");
+    assert!(
+        folded.contains("[plan] Read the prompt — completed"),
+        "{folded}"
+    );
+}
+
+#[test]
+fn decode_checks_the_fixtures_and_names_a_bad_field() {
+    for version in ["v1", "v2"] {
+        let sessions = fixtures().join(version).join("sessions");
+        for entry in std::fs::read_dir(&sessions).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let output = Command::new(ACP)
+                .arg("decode")
+                .arg(&path)
+                .output()
+                .expect("runs");
+            assert!(
+                output.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"messageId\":\"m\",\"content\":{\"type\":\"text\",\"text\":7}}}}\n",
+    )
+    .expect("written");
+    let output = Command::new(ACP)
+        .args(["decode", "--json"])
+        .arg(&bad)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let line: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(line["kind"], "notification");
+    assert_eq!(line["from"], "agent");
+    let error = line["error"].as_str().expect("an error");
+    assert!(error.contains("update.content.text"), "{error}");
+}
