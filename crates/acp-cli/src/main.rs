@@ -4,7 +4,9 @@
 //! - `acp proxy [--record FILE] -- AGENT [ARGS...]`: between an editor and an agent, forwarding
 //!   every byte unchanged, decoding on the side, recording a transcript;
 //! - `acp decode FILE|-`: each line classified and decoded, errors naming the field;
-//! - `acp fold FILE|-`: the session state after a transcript.
+//! - `acp fold FILE|-`: the session state after a transcript;
+//! - `acp lint FILE|-`: a transcript checked against the protocol's lifecycle rules, each
+//!   violation with its line, rule id and the schema's sentence.
 //!
 //! Errors are one line on stderr.
 
@@ -12,6 +14,7 @@ mod chat;
 mod classify;
 mod decode;
 mod fold;
+mod lint;
 mod proxy;
 mod transcript;
 
@@ -89,6 +92,21 @@ enum Command {
         /// The file, or `-` for stdin.
         file: PathBuf,
     },
+    /// Check a transcript against the protocol's lifecycle rules (exit 1 on a violation).
+    Lint {
+        /// Check as this version instead of the one `initialize` negotiates.
+        #[arg(long, value_parser = ["1", "2"])]
+        protocol: Option<String>,
+        /// One JSON object per violation.
+        #[arg(long)]
+        json: bool,
+        /// List the rules and the sentences they come from.
+        #[arg(long)]
+        rules: bool,
+        /// The file, or `-` for stdin.
+        #[arg(required_unless_present = "rules")]
+        file: Option<PathBuf>,
+    },
     /// The state of every session after a transcript, as a client would show it.
     Fold {
         /// Fold as this version instead of the one `initialize` negotiates.
@@ -163,6 +181,31 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             )
             .map_err(|err| CliError::Io(err.to_string()))?;
             Ok(i32::from(failures > 0))
+        }
+        Command::Lint {
+            protocol,
+            json,
+            rules,
+            file,
+        } => {
+            if rules {
+                for rule in lint::RULES {
+                    println!("{}  ({}): \"{}\"", rule.id, rule.source, rule.sentence);
+                }
+                return Ok(0);
+            }
+            let Some(file) = file else {
+                return Err(CliError::Usage("give the transcript to check".into()));
+            };
+            let lines = read_lines(&file)?;
+            let violations = lint::run(
+                &lines,
+                version(protocol.as_deref()),
+                json,
+                &mut std::io::stdout(),
+            )
+            .map_err(|err| CliError::Io(err.to_string()))?;
+            Ok(i32::from(!violations.is_empty()))
         }
         Command::Fold {
             protocol,

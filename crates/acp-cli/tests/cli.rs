@@ -220,3 +220,98 @@ fn decode_checks_the_fixtures_and_names_a_bad_field() {
     let error = line["error"].as_str().expect("an error");
     assert!(error.contains("update.content.text"), "{error}");
 }
+
+/// The fixtures keep the rules; so does what the reference agent sends (recorded through the
+/// proxy); a transcript with a planted violation is exit 1 with the rule and its sentence.
+#[test]
+fn lint_passes_the_fixtures_and_the_reference_agent_and_finds_a_planted_violation() {
+    for (version, protocol) in [("v1", "1"), ("v2", "2")] {
+        let sessions = fixtures().join(version).join("sessions");
+        for entry in std::fs::read_dir(&sessions).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let output = Command::new(ACP)
+                .args(["lint", "--protocol", protocol])
+                .arg(&path)
+                .output()
+                .expect("runs");
+            assert!(
+                output.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+    }
+
+    let agent = reference_agent();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for protocol in ["1", "2"] {
+        let record = dir.path().join(format!("v{protocol}.ndjson"));
+        let record_arg = record.to_string_lossy().into_owned();
+        let output = Command::new(ACP)
+            .args(["chat", "--protocol", protocol, "--yes"])
+            .args([
+                "--prompt",
+                "plan, tool, terminal and permission",
+                "--prompt",
+                "again",
+            ])
+            .args([
+                "--",
+                ACP,
+                "proxy",
+                "--record",
+                &record_arg,
+                "--",
+                &agent,
+                "--step-delay-ms=1",
+            ])
+            .output()
+            .expect("acp runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let lint = Command::new(ACP)
+            .arg("lint")
+            .arg(&record)
+            .output()
+            .expect("runs");
+        assert!(
+            lint.status.success(),
+            "v{protocol}: {}",
+            String::from_utf8_lossy(&lint.stdout)
+        );
+    }
+
+    let planted = dir.path().join("planted.jsonl");
+    std::fs::write(
+        &planted,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}"#, "\n",
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"a","version":"1"}}}"#, "\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"s","cwd":"/w"}}"#, "\n",
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "\n",
+        ),
+    )
+    .expect("written");
+    let output = Command::new(ACP)
+        .arg("lint")
+        .arg(&planted)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("line 4: v2/resume-state-before-response"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("MUST send a current `state_update`"),
+        "{stdout}"
+    );
+}
