@@ -2,6 +2,10 @@
 //! ways, as soon as it is read; on the side each complete line is decoded with the typed models
 //! (problems reported on stderr as they happen) and, with `--record`, written to a transcript.
 //!
+//! A chunk's complete lines are recorded before the chunk is forwarded, so the recording's order
+//! is causal: a peer cannot answer a line before it is recorded (recorded after forwarding, an
+//! editor's next prompt could be recorded before the `idle` it reacted to).
+//!
 //! The side channel never holds up the forwarding: a line longer than [`MAX_LINE`] is forwarded
 //! and reported, not buffered. The decoder and the recorder are shared by the two directions
 //! behind one mutex, taken per complete line (never across an await), which also orders the
@@ -95,9 +99,6 @@ async fn pump(
         if read == 0 {
             break;
         }
-        // Forwarded first, as it came.
-        to.write_all(&buffer[..read]).await?;
-        to.flush().await?;
         lines.feed(&buffer[..read], |line, overlong| {
             let mut channel = channel.lock().unwrap_or_else(|p| p.into_inner());
             if overlong {
@@ -109,6 +110,9 @@ async fn pump(
                 channel.line(side, line);
             }
         });
+        // Then forwarded, as it came.
+        to.write_all(&buffer[..read]).await?;
+        to.flush().await?;
     }
     to.shutdown().await
 }

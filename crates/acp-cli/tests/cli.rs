@@ -27,6 +27,55 @@ fn reference_agent() -> String {
     agent.to_string_lossy().into_owned()
 }
 
+/// Runs `acp chat --yes` with `prompts` against the reference agent behind `acp proxy
+/// --record`, over `protocol`; returns the recording.
+fn record_session(dir: &std::path::Path, protocol: &str, prompts: &[&str]) -> std::path::PathBuf {
+    let agent = reference_agent();
+    let record = dir.join(format!("v{protocol}.ndjson"));
+    let record_arg = record.to_string_lossy().into_owned();
+    let mut command = Command::new(ACP);
+    command.args(["chat", "--protocol", protocol, "--yes"]);
+    for prompt in prompts {
+        command.args(["--prompt", prompt]);
+    }
+    let output = command
+        .args([
+            "--",
+            ACP,
+            "proxy",
+            "--record",
+            &record_arg,
+            "--",
+            &agent,
+            "--step-delay-ms=1",
+        ])
+        .output()
+        .expect("acp runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    record
+}
+
+/// Every session fixture, with its protocol version (`"1"` or `"2"`).
+fn session_fixtures() -> Vec<(&'static str, std::path::PathBuf)> {
+    let mut all = Vec::new();
+    for (version, protocol) in [("v1", "1"), ("v2", "2")] {
+        let sessions = fixtures().join(version).join("sessions");
+        for entry in std::fs::read_dir(&sessions).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                all.push((protocol, path));
+            }
+        }
+    }
+    all.sort();
+    assert!(all.len() > 20, "fixtures found: {}", all.len());
+    all
+}
+
 fn fixtures() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
@@ -125,29 +174,8 @@ not json at all\n\
 /// without a problem and folds to what the user saw.
 #[test]
 fn a_recorded_session_decodes_and_folds() {
-    let agent = reference_agent();
     let dir = tempfile::tempdir().expect("tempdir");
-    let record = dir.path().join("session.ndjson");
-    let record_arg = record.to_string_lossy().into_owned();
-    let output = Command::new(ACP)
-        .args(["chat", "--protocol", "1", "--prompt", "plan it"])
-        .args([
-            "--",
-            ACP,
-            "proxy",
-            "--record",
-            &record_arg,
-            "--",
-            &agent,
-            "--step-delay-ms=1",
-        ])
-        .output()
-        .expect("acp runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let record = record_session(dir.path(), "1", &["plan it"]);
 
     let decode = Command::new(ACP)
         .arg("decode")
@@ -181,25 +209,18 @@ fn a_recorded_session_decodes_and_folds() {
 
 #[test]
 fn decode_checks_the_fixtures_and_names_a_bad_field() {
-    for version in ["v1", "v2"] {
-        let sessions = fixtures().join(version).join("sessions");
-        for entry in std::fs::read_dir(&sessions).expect("fixtures") {
-            let path = entry.expect("entry").path();
-            if path.extension().is_none_or(|e| e != "jsonl") {
-                continue;
-            }
-            let output = Command::new(ACP)
-                .arg("decode")
-                .arg(&path)
-                .output()
-                .expect("runs");
-            assert!(
-                output.status.success(),
-                "{}: {}",
-                path.display(),
-                String::from_utf8_lossy(&output.stdout)
-            );
-        }
+    for (_, path) in session_fixtures() {
+        let output = Command::new(ACP)
+            .arg("decode")
+            .arg(&path)
+            .output()
+            .expect("runs");
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&output.stdout)
+        );
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.jsonl");
@@ -225,56 +246,26 @@ fn decode_checks_the_fixtures_and_names_a_bad_field() {
 /// proxy); a transcript with a planted violation is exit 1 with the rule and its sentence.
 #[test]
 fn lint_passes_the_fixtures_and_the_reference_agent_and_finds_a_planted_violation() {
-    for (version, protocol) in [("v1", "1"), ("v2", "2")] {
-        let sessions = fixtures().join(version).join("sessions");
-        for entry in std::fs::read_dir(&sessions).expect("fixtures") {
-            let path = entry.expect("entry").path();
-            if path.extension().is_none_or(|e| e != "jsonl") {
-                continue;
-            }
-            let output = Command::new(ACP)
-                .args(["lint", "--protocol", protocol])
-                .arg(&path)
-                .output()
-                .expect("runs");
-            assert!(
-                output.status.success(),
-                "{}: {}",
-                path.display(),
-                String::from_utf8_lossy(&output.stdout)
-            );
-        }
-    }
-
-    let agent = reference_agent();
-    let dir = tempfile::tempdir().expect("tempdir");
-    for protocol in ["1", "2"] {
-        let record = dir.path().join(format!("v{protocol}.ndjson"));
-        let record_arg = record.to_string_lossy().into_owned();
+    for (protocol, path) in session_fixtures() {
         let output = Command::new(ACP)
-            .args(["chat", "--protocol", protocol, "--yes"])
-            .args([
-                "--prompt",
-                "plan, tool, terminal and permission",
-                "--prompt",
-                "again",
-            ])
-            .args([
-                "--",
-                ACP,
-                "proxy",
-                "--record",
-                &record_arg,
-                "--",
-                &agent,
-                "--step-delay-ms=1",
-            ])
+            .args(["lint", "--protocol", protocol])
+            .arg(&path)
             .output()
-            .expect("acp runs");
+            .expect("runs");
         assert!(
             output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    for protocol in ["1", "2"] {
+        let record = record_session(
+            dir.path(),
+            protocol,
+            &["plan, tool, terminal and permission", "again"],
         );
         let lint = Command::new(ACP)
             .arg("lint")
