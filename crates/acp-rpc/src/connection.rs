@@ -21,14 +21,29 @@ use crate::error::{Error, RpcError};
 use crate::handler::Handler;
 use crate::id::RequestId;
 use crate::message::{Message, Notification, Request};
-use crate::options::{ConnectionOptions, RequestOptions};
+use crate::options::{AnswerHook, ConnectionOptions, RequestOptions};
 use crate::order::Sequencer;
 use crate::outbox::Outbox;
 
 /// The method of the protocol-level cancellation notification.
 pub const CANCEL_REQUEST: &str = "$/cancel_request";
 
-type PendingReply = oneshot::Sender<Result<Box<RawValue>, Error>>;
+/// A request of this side waiting for its answer: where the answer goes, and the hook to run
+/// with it on the ordered path.
+pub(crate) struct PendingReply {
+    reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+    on_answer: Option<AnswerHook>,
+}
+
+impl PendingReply {
+    /// Runs the hook, then hands the answer to the caller.
+    pub(crate) fn answer(self, answer: Result<Box<RawValue>, Error>) {
+        if let Some(hook) = &self.on_answer {
+            hook(&answer);
+        }
+        let _ = self.reply.send(answer);
+    }
+}
 
 pub(crate) struct Shared {
     pub(crate) outbox: Outbox,
@@ -222,7 +237,7 @@ impl Connection {
     ) -> Result<Box<RawValue>, Error> {
         let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
         let span = tracing::debug_span!("acp_rpc.request", %id, method);
-        let in_flight = self.register(id.clone())?;
+        let in_flight = self.register(id.clone(), options.on_answer.clone())?;
         let line = Message::Request(Request {
             id,
             method: method.to_owned(),
@@ -239,9 +254,9 @@ impl Connection {
         .await
     }
 
-    fn register(&self, id: RequestId) -> Result<InFlight, Error> {
+    fn register(&self, id: RequestId, on_answer: Option<AnswerHook>) -> Result<InFlight, Error> {
         let (reply, answer) = oneshot::channel();
-        lock(&self.shared.pending).insert(id.clone(), reply);
+        lock(&self.shared.pending).insert(id.clone(), PendingReply { reply, on_answer });
         let in_flight = InFlight {
             connection: self.clone(),
             id,
@@ -286,7 +301,7 @@ impl Connection {
                 waiting.push(None);
             } else {
                 let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
-                waiting.push(Some(self.register(id.clone())?));
+                waiting.push(Some(self.register(id.clone(), None)?));
                 lines.push(
                     Message::Request(Request {
                         id,

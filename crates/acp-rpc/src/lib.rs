@@ -30,6 +30,6 @@ pub use connection::{BatchItem, Connection, CANCEL_REQUEST};
 pub use error::{codes, Error, ErrorKind, RpcError};
 pub use handler::{params, result, Handler, RequestContext};
 pub use id::RequestId;
-pub use options::{BatchPolicy, ConnectionOptions, RequestOptions};
+pub use options::{AnswerHook, BatchPolicy, ConnectionOptions, RequestOptions};
 pub use order::{Lane, OrderRules};
 pub use tokio_util::sync::CancellationToken;

@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::Error;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::order::OrderRules;
 
@@ -126,8 +128,12 @@ setters! {
     order: OrderRules,
 }
 
+/// A function run with a request's answer the moment it is delivered: see
+/// [`RequestOptions::on_answer`].
+pub type AnswerHook = std::sync::Arc<dyn Fn(&Result<Box<RawValue>, Error>) + Send + Sync>;
+
 /// Per-request options for [`Connection::request_with`](crate::Connection::request_with).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct RequestOptions {
     /// Cancel (`$/cancel_request`) and fail with [`Error::Timeout`](crate::Error::Timeout) after
@@ -138,6 +144,19 @@ pub struct RequestOptions {
     /// After cancelling, keep waiting for the peer's final answer (its partial result or its
     /// `-32800`) instead of failing at once.
     pub graceful: bool,
+    /// Run with the answer on the connection's ordered path: see [`RequestOptions::on_answer`].
+    pub on_answer: Option<AnswerHook>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("cancellation", &self.cancellation)
+            .field("graceful", &self.graceful)
+            .field("on_answer", &self.on_answer.is_some())
+            .finish()
+    }
 }
 
 impl RequestOptions {
@@ -159,6 +178,20 @@ impl RequestOptions {
     #[must_use]
     pub fn graceful(mut self, graceful: bool) -> Self {
         self.graceful = graceful;
+        self
+    }
+
+    /// Runs `hook` with the answer when it is delivered: on the connection's ordered path, after
+    /// every notification the peer wrote before the answer and before any it wrote after (the
+    /// caller of the request may see the answer later than that). It also runs with
+    /// [`Error::ConnectionClosed`] when the connection ends first, but not after a timeout or a
+    /// cancellation, which the caller sees itself. It must not block: the connection waits for it.
+    #[must_use]
+    pub fn on_answer(
+        mut self,
+        hook: impl Fn(&Result<Box<RawValue>, Error>) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_answer = Some(std::sync::Arc::new(hook));
         self
     }
 }

@@ -323,3 +323,82 @@ async fn every_request_read_before_eof_is_answered() {
         assert!(peer.recv_eof().await, "then the connection closes");
     }
 }
+
+#[tokio::test]
+async fn the_answer_hook_runs_between_what_the_peer_wrote_before_and_after_the_answer() {
+    let (connection, mut peer, script) = support::scripted();
+    // What the handler had seen when the hook ran, for each answer.
+    let seen_at_answer: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let record = {
+        let seen_at_answer = seen_at_answer.clone();
+        let script = script.clone();
+        move |_: &Result<Box<RawValue>, acp_rpc::Error>| {
+            seen_at_answer.lock().expect("lock").push(script.seen());
+        }
+    };
+    let request = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            connection
+                .request_raw(
+                    "ask",
+                    None,
+                    acp_rpc::RequestOptions::default().on_answer(record),
+                )
+                .await
+        }
+    });
+    let asked = peer.recv_json().await;
+    assert_eq!(asked["method"], "ask");
+    // One write: a notification, the answer, a notification. The hook sees exactly the first.
+    let id = &asked["id"];
+    peer.send(&format!(
+        "{}\n{}\n{}",
+        json!({"jsonrpc": "2.0", "method": "before"}),
+        json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        json!({"jsonrpc": "2.0", "method": "after"}),
+    ))
+    .await;
+    let answer = tokio::time::timeout(PATIENCE, request)
+        .await
+        .expect("answered")
+        .expect("task");
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(script.seen_at_least(2).await, ["before", "after"]);
+    assert_eq!(
+        *seen_at_answer.lock().expect("lock"),
+        [vec!["before".to_owned()]]
+    );
+
+    // A request the connection's end fails runs its hook too, with `ConnectionClosed`.
+    let closed: Arc<Mutex<Option<String>>> = Arc::default();
+    let hook = {
+        let closed = closed.clone();
+        move |answer: &Result<Box<RawValue>, acp_rpc::Error>| {
+            *closed.lock().expect("lock") = answer.as_ref().err().map(ToString::to_string);
+        }
+    };
+    let pending = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            connection
+                .request_raw(
+                    "ask",
+                    None,
+                    acp_rpc::RequestOptions::default().on_answer(hook),
+                )
+                .await
+        }
+    });
+    let _ = peer.recv_json().await;
+    peer.hang_up().await;
+    let answer = tokio::time::timeout(PATIENCE, pending)
+        .await
+        .expect("failed")
+        .expect("task");
+    assert!(
+        matches!(answer, Err(acp_rpc::Error::ConnectionClosed)),
+        "{answer:?}"
+    );
+    assert!(closed.lock().expect("lock").is_some());
+}

@@ -95,7 +95,7 @@ fn fail_pending(connection: &Connection) {
     let shared = &connection.shared;
     shared.input_closed.cancel();
     let pending: Vec<_> = lock(&shared.pending).drain().collect();
-    for (_, reply) in pending {
-        let _ = reply.send(Err(Error::ConnectionClosed));
+    for (_, pending) in pending {
+        pending.answer(Err(Error::ConnectionClosed));
     }
 }

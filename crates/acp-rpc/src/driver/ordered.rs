@@ -45,9 +45,7 @@ pub(super) fn deliver(connection: &Connection, response: Response) {
         return;
     };
     match lock(&connection.shared.pending).remove(&id) {
-        Some(reply) => {
-            let _ = reply.send(response.outcome.map_err(Error::Rpc));
-        }
+        Some(pending) => pending.answer(response.outcome.map_err(Error::Rpc)),
         None => tracing::debug!(%id, "ignoring a response to no pending request"),
     }
 }
