@@ -1,6 +1,6 @@
 //! Drives any ACP agent, v1 or v2, through what it advertises, on [`acp_sdk::Client`]: a
-//! session, the prompts asked for (their replies streamed), then list, resume or load with
-//! replay, close and delete where the agent offers them. Nothing here knows the reference
+//! session, the prompts asked for (their replies streamed), then list, close, resume or load
+//! with replay, and delete where the agent offers them. Nothing here knows the reference
 //! agent; each step is reported, and a step the agent does not advertise is skipped.
 
 use std::collections::HashMap;
@@ -246,8 +246,20 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
         outcome(listed, |sessions| format!("{} sessions", sessions.len())),
     )?;
 
+    // Closed first: a session is reopened by a client that no longer holds it.
+    let closed = if agent.capabilities.close {
+        outcome(session.close().await, |()| "closed".into())
+    } else {
+        StepResult::Skipped("the agent does not advertise session/close".into())
+    };
+    report.record(out, "session/close", closed)?;
+
     let live = session.state();
     let resumed = client.resume_session(session.id(), &options.cwd).await;
+    let session = match &resumed {
+        Ok(resumed) => resumed.clone(),
+        Err(_) => session,
+    };
     let replay = outcome(resumed, |resumed| {
         let replayed = resumed.state();
         format!(
@@ -262,13 +274,6 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
         )
     });
     report.record(out, "resume with replay", replay)?;
-
-    let closed = if agent.capabilities.close {
-        outcome(session.close().await, |()| "closed".into())
-    } else {
-        StepResult::Skipped("the agent does not advertise session/close".into())
-    };
-    report.record(out, "session/close", closed)?;
     report.record(
         out,
         "session/delete",

@@ -36,3 +36,12 @@ impl From<acp_rpc::Error> for ClientError {
         }
     }
 }
+
+impl From<&acp_rpc::Error> for ClientError {
+    fn from(err: &acp_rpc::Error) -> Self {
+        match err {
+            acp_rpc::Error::Rpc(err) => ClientError::Rpc(err.clone()),
+            other => ClientError::Connection(other.to_string()),
+        }
+    }
+}

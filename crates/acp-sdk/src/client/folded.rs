@@ -1,17 +1,12 @@
 //! A client session's folded state, v1 or v2, and the events each update makes.
 //!
-//! Turn attribution: a v2 turn begins with the acknowledgement of its user message (a
-//! `user_message` with an id not seen before, while a prompt waits for its turn) and ends with
-//! the next `idle`; a v1 turn is the `session/prompt` request. Prompts of one session are sent
-//! in order and begin in order, so the oldest waiting turn is the one that begins.
-
-use std::collections::VecDeque;
-use std::sync::Arc;
+//! Which turn an update belongs to is [`Turns`]' job (`attribution.rs`).
 
 use acp_session::v2::Role;
 use serde::Serialize;
 
-use super::turn::{Event, StopReason, ToolStatus, TurnSlot};
+use super::attribution::Turns;
+use super::turn::{Event, StopReason, ToolStatus};
 use crate::StepStatus;
 
 /// The folded state of a session, as the version the agent speaks has it.
@@ -204,63 +199,49 @@ impl Folded {
         }
     }
 
-    /// Folds a v2 update, attributes it to a turn, and gives the event it makes.
+    /// Folds a v2 update, attributes it to a turn, and gives the event it makes (a state
+    /// update's event goes to its turn through [`Turns::state`]).
     pub(crate) fn apply_v2(
         &mut self,
         update: acp_v2::SessionUpdate,
-        turns: &mut VecDeque<Arc<TurnSlot>>,
+        turns: &mut Turns,
+        capacity: usize,
     ) -> Option<Event> {
-        use acp_v2::{IdleStateUpdateStopReason as R, SessionUpdate as U, StateUpdate};
+        use acp_v2::{SessionUpdate as U, StateUpdate};
         let Folded::V2(state) = self else {
             return None;
         };
-        let mut ended = None;
         let mut terminal_before = None;
+        let mut acknowledged = None;
+        let mut foreground = None;
         let event = match &update {
             U::AgentMessageChunk(chunk) => text_v1_block_v2(&chunk.content).map(Event::Text),
             U::AgentThoughtChunk(chunk) => text_v1_block_v2(&chunk.content).map(Event::Thought),
             U::UserMessage(message) => {
-                // The acknowledgement may come before or after the prompt's response (which
-                // begins the turn too): a message id a turn already has begins nothing.
-                let id = message.message_id.to_string();
-                let known = state
-                    .messages
-                    .iter()
-                    .any(|m| m.role == Role::User && m.message_id == message.message_id)
-                    || turns
-                        .iter()
-                        .any(|slot| slot.user_message_id().as_deref() == Some(id.as_str()));
-                if !known {
-                    if let Some(waiting) = turns.iter().find(|slot| !slot.is_begun()) {
-                        waiting.begin(Some(id));
-                    }
-                }
+                acknowledged = Some(message.message_id.clone());
                 None
             }
-            U::StateUpdate(update) => match update.as_ref() {
-                StateUpdate::Idle(idle) => {
-                    ended = Some(match &idle.stop_reason {
-                        R::EndTurn => StopReason::EndTurn,
-                        R::MaxTokens => StopReason::MaxTokens,
-                        R::MaxTurnRequests => StopReason::MaxTurnRequests,
-                        R::Refusal => StopReason::Refusal,
-                        R::Cancelled => StopReason::Cancelled,
-                        R::Error(error) => {
-                            StopReason::Error(error.error.as_option().map(|e| e.message.clone()))
-                        }
-                        other => StopReason::Other(
-                            serde_json::to_string(other).unwrap_or_else(|_| "unknown".into()),
-                        ),
-                    });
-                    Some(Event::State("idle".into()))
-                }
-                other => Some(Event::State(
-                    serde_json::to_value(other)
-                        .ok()
-                        .and_then(|v| v.get("state").and_then(|s| s.as_str().map(str::to_owned)))
-                        .unwrap_or_else(|| "unknown".into()),
-                )),
-            },
+            U::UserMessageChunk(chunk) => {
+                acknowledged = Some(chunk.message_id.clone());
+                None
+            }
+            U::StateUpdate(update) => {
+                foreground = Some(match update.as_ref() {
+                    StateUpdate::Idle(idle) => {
+                        (Some(idle_stop_reason(&idle.stop_reason)), "idle".to_owned())
+                    }
+                    other => (
+                        None,
+                        serde_json::to_value(other)
+                            .ok()
+                            .and_then(|v| {
+                                v.get("state").and_then(|s| s.as_str().map(str::to_owned))
+                            })
+                            .unwrap_or_else(|| "unknown".into()),
+                    ),
+                });
+                None
+            }
             U::PlanUpdate(_) => None,
             U::TerminalOutputChunk(chunk) => {
                 terminal_before = Some((
@@ -274,6 +255,14 @@ impl Folded {
             }
             other => Some(Event::Update(other.tag().unwrap_or("unknown").to_owned())),
         };
+        // An acknowledgement is a user message id not seen before (a chunked one acknowledges
+        // with its first chunk; a correction of a known message acknowledges nothing).
+        let acknowledged = acknowledged.filter(|id| {
+            !state
+                .messages
+                .iter()
+                .any(|m| m.role == Role::User && &m.message_id == id)
+        });
         let tool = match &update {
             U::ToolCallUpdate(update) => Some(update.tool_call_id.clone()),
             U::ToolCallContentChunk(chunk) => Some(chunk.tool_call_id.clone()),
@@ -281,14 +270,12 @@ impl Folded {
         };
         let is_plan = matches!(update, U::PlanUpdate(_));
         state.apply(update);
-        if let Some(reason) = ended {
-            // The oldest turn that has begun ends; a turn waiting for its acknowledgement does
-            // not (this `idle` closes the work before it).
-            if let Some(position) = turns.iter().position(|slot| slot.is_begun()) {
-                if let Some(slot) = turns.remove(position) {
-                    slot.finish(Ok(reason));
-                }
-            }
+        if let Some(id) = acknowledged {
+            turns.acknowledged(id.as_str(), capacity);
+        }
+        if let Some((idle, name)) = foreground {
+            turns.state(idle, Event::State(name));
+            return None;
         }
         if let Some(id) = tool {
             return state.tool_calls.get(&id).map(|call| Event::ToolCall {
@@ -323,6 +310,21 @@ impl Folded {
         }
         event
     }
+}
+
+/// The stop reason of an idle update; `None` when it gives none.
+fn idle_stop_reason(reason: &acp_v2::IdleStateUpdateStopReason) -> Option<StopReason> {
+    use acp_v2::IdleStateUpdateStopReason as R;
+    Some(match reason {
+        R::None => return None,
+        R::EndTurn => StopReason::EndTurn,
+        R::MaxTokens => StopReason::MaxTokens,
+        R::MaxTurnRequests => StopReason::MaxTurnRequests,
+        R::Refusal => StopReason::Refusal,
+        R::Cancelled => StopReason::Cancelled,
+        R::Error(error) => StopReason::Error(error.error.as_option().map(|e| e.message.clone())),
+        other => StopReason::Other(other.tag().unwrap_or("unknown").to_owned()),
+    })
 }
 
 fn text_v1(block: &acp_v1::ContentBlock) -> Option<String> {

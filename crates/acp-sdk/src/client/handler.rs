@@ -71,14 +71,22 @@ impl ClientHandler {
         })
     }
 
-    /// Asks the application, unless the agent cancels the request first.
-    async fn decide(&self, request: PermissionRequest, cx: &RequestContext) -> Option<String> {
+    /// Asks the application, unless the agent cancels the request or the application cancels
+    /// the session first.
+    async fn decide(
+        &self,
+        session: &SessionShared,
+        request: PermissionRequest,
+        cx: &RequestContext,
+    ) -> Option<String> {
         let Some(handler) = self.options.permission.clone() else {
             return refuse(&request);
         };
+        let session_cancelled = lock(&session.permissions).clone();
         tokio::select! {
             answer = handler(request) => answer,
             _ = cx.cancellation().cancelled() => None,
+            _ = session_cancelled.cancelled() => None,
         }
     }
 
@@ -101,7 +109,7 @@ impl ClientHandler {
                 .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
-        let answer = self.decide(request.clone(), cx).await;
+        let answer = self.decide(&session, request.clone(), cx).await;
         push(
             &session,
             Event::PermissionAsked {
@@ -140,7 +148,7 @@ impl ClientHandler {
                 .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
-        let answer = self.decide(request.clone(), cx).await;
+        let answer = self.decide(&session, request.clone(), cx).await;
         push(
             &session,
             Event::PermissionAsked {
@@ -232,17 +240,16 @@ impl ClientHandler {
                 };
                 // `turns` before `state` (see session.rs).
                 let mut turns = lock(&session.turns);
+                let capacity = self.options.event_capacity;
                 let event = {
                     let mut state = lock(&session.state);
                     match update {
                         Update::V1(update) => state.apply_v1(update),
-                        Update::V2(update) => state.apply_v2(update, &mut turns),
+                        Update::V2(update) => state.apply_v2(update, &mut turns, capacity),
                     }
                 };
                 if let Some(event) = event {
-                    if let Some(slot) = turns.iter().find(|slot| slot.is_begun()) {
-                        slot.push(event);
-                    }
+                    turns.push(event);
                 }
             }
             Err(err) => {
@@ -280,10 +287,7 @@ fn choice(id: &str, name: &str, kind: &str) -> PermissionChoice {
 
 /// Gives `event` to the session's running turn, if one runs.
 fn push(session: &SessionShared, event: Event) {
-    let turns = lock(&session.turns);
-    if let Some(slot) = turns.iter().find(|slot| slot.is_begun()) {
-        slot.push(event);
-    }
+    lock(&session.turns).push(event);
 }
 
 impl Handler for ClientHandler {

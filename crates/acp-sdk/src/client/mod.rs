@@ -18,6 +18,7 @@
 //! the agent in one neutral shape either way, and a call the agent did not advertise fails with
 //! [`ClientError::NotAdvertised`] before anything is sent.
 
+mod attribution;
 mod error;
 mod folded;
 mod handler;
@@ -143,6 +144,8 @@ fn summary_v1(response: &acp_v1::InitializeResponse) -> AgentSummary {
 
 fn summary_v2(response: &acp_v2::InitializeResponse) -> AgentSummary {
     let caps = response.capabilities.clone().unwrap_or_default();
+    // The session baseline (list, resume, close) comes with `capabilities.session`.
+    let baseline = caps.session.is_value();
     let session = caps.session.as_option().cloned().unwrap_or_default();
     let prompt = session.prompt.as_option().cloned().unwrap_or_default();
     AgentSummary {
@@ -157,10 +160,9 @@ fn summary_v2(response: &acp_v2::InitializeResponse) -> AgentSummary {
             .map(|method| auth_method(serde_json::to_value(method).unwrap_or_default()))
             .collect(),
         capabilities: AgentCapabilities {
-            // v2 makes list, resume and close part of every agent.
-            list: true,
-            replay: true,
-            close: true,
+            list: baseline,
+            replay: baseline,
+            close: baseline,
             delete: session.delete.is_value(),
             image: prompt.image.is_value(),
             audio: prompt.audio.is_value(),
@@ -212,6 +214,19 @@ impl Client {
         let handler = ClientHandler::new(sessions.clone(), diagnostics.clone(), options.clone());
         let (connection, _task) =
             Connection::spawn(reader, writer, handler, options.connection.clone());
+        // No update can arrive once the connection has closed: no turn waits for one then.
+        tokio::spawn({
+            let (connection, sessions) = (connection.clone(), sessions.clone());
+            async move {
+                connection.closed().await;
+                let err =
+                    ClientError::Connection("the connection closed before the turn ended".into());
+                let sessions: Vec<_> = session::lock(&sessions).values().cloned().collect();
+                for session in sessions {
+                    session::lock(&session.turns).fail_all(&err);
+                }
+            }
+        });
         let offer = offer(&options);
         let agent = match negotiate::initialize(&connection, offer).await? {
             Negotiated::V1(response) => summary_v1(&response),

@@ -4,10 +4,12 @@
 //! handler, `turns` first and then `state` (see `handler.rs`); everywhere else one at a time.
 //! None is held across an `.await`.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use acp_rpc::{CancellationToken, RequestOptions};
+
+use super::attribution::Turns;
 use super::folded::{Folded, Snapshot};
 use super::turn::{StopReason, TurnHandle, TurnSlot};
 use super::{ClientError, Shared};
@@ -26,8 +28,11 @@ pub(crate) struct SessionShared {
     /// The session's working directory and additional directories: the services' roots.
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) state: Mutex<Folded>,
-    /// Turns not yet ended, oldest first.
-    pub(crate) turns: Mutex<VecDeque<Arc<TurnSlot>>>,
+    /// Its turns, and which one owns the updates.
+    pub(crate) turns: Mutex<Turns>,
+    /// Fires when the session is cancelled: pending permission requests are answered
+    /// `cancelled`. Replaced by a fresh token at each cancel.
+    pub(crate) permissions: Mutex<CancellationToken>,
     /// v1 modes as the agent gave them (for `set_config_option` on a v1 agent with modes only).
     pub(crate) v1_modes: Mutex<Option<acp_v1::SessionModeState>>,
     pub(crate) terminals: super::services::Terminals,
@@ -84,19 +89,33 @@ impl IntoPrompt for Vec<ContentBlock> {
     }
 }
 
-fn register(shared: &Shared, id: String, roots: Vec<PathBuf>) -> Arc<SessionShared> {
+/// Registers session `id`, refusing one this client already holds (a second handle would fold
+/// the same updates twice, and a failed resume would take the first one away).
+fn register(
+    shared: &Shared,
+    id: String,
+    roots: Vec<PathBuf>,
+    replaying: bool,
+) -> Result<Arc<SessionShared>, ClientError> {
     let version = shared.agent.protocol_version;
     let session = Arc::new(SessionShared {
         id: id.clone(),
         version,
         roots,
         state: Mutex::new(Folded::new(version)),
-        turns: Mutex::new(VecDeque::new()),
+        turns: Mutex::new(Turns::new(replaying)),
+        permissions: Mutex::new(CancellationToken::new()),
         v1_modes: Mutex::new(None),
         terminals: Default::default(),
     });
-    lock(&shared.sessions).insert(id, session.clone());
-    session
+    let mut sessions = lock(&shared.sessions);
+    if sessions.contains_key(&id) {
+        return Err(ClientError::Usage(format!(
+            "session `{id}` is already open on this client: use its ClientSession"
+        )));
+    }
+    sessions.insert(id, session.clone());
+    Ok(session)
 }
 
 fn roots(shared: &Shared, cwd: &Path) -> Vec<PathBuf> {
@@ -122,7 +141,12 @@ pub(crate) async fn create(shared: &Arc<Shared>, cwd: &Path) -> Result<ClientSes
         let response = connection
             .request(&acp_v1::NewSessionRequest::new(cwd_text, Vec::new()))
             .await?;
-        let session = register(shared, response.session_id.to_string(), roots(shared, cwd));
+        let session = register(
+            shared,
+            response.session_id.to_string(),
+            roots(shared, cwd),
+            false,
+        )?;
         *lock(&session.v1_modes) = response.modes.as_option().cloned();
         if let Folded::V1(state) = &mut *lock(&session.state) {
             state.config_options = response.config_options.as_option().cloned();
@@ -136,7 +160,12 @@ pub(crate) async fn create(shared: &Arc<Shared>, cwd: &Path) -> Result<ClientSes
         let response = connection
             .request(&acp_v2::NewSessionRequest::new(cwd_text))
             .await?;
-        let session = register(shared, response.session_id.to_string(), roots(shared, cwd));
+        let session = register(
+            shared,
+            response.session_id.to_string(),
+            roots(shared, cwd),
+            false,
+        )?;
         if let Folded::V2(state) = &mut *lock(&session.state) {
             state.config_options = response.config_options.clone();
         }
@@ -220,11 +249,19 @@ pub(crate) async fn resume(
     }
     let cwd_text = cwd_string(cwd)?;
     // Registered first: the replay arrives before the response and folds into this state.
-    let session = register(shared, id.to_owned(), roots(shared, cwd));
+    let session = register(shared, id.to_owned(), roots(shared, cwd), true)?;
+    // The replay ends where the answer arrives, on the ordered path.
+    let replayed = {
+        let session = session.clone();
+        RequestOptions::default().on_answer(move |_| lock(&session.turns).replaying = false)
+    };
+    let connection = &shared.connection;
     let result = if shared.agent.protocol_version == 1 {
-        shared
-            .connection
-            .request(&acp_v1::LoadSessionRequest::new(Vec::new(), cwd_text, id))
+        connection
+            .request_with(
+                &acp_v1::LoadSessionRequest::new(Vec::new(), cwd_text, id),
+                replayed,
+            )
             .await
             .map(|response| {
                 *lock(&session.v1_modes) = response.modes.as_option().cloned();
@@ -232,7 +269,10 @@ pub(crate) async fn resume(
     } else {
         let request = acp_v2::ResumeSessionRequest::new(id, cwd_text)
             .replay_from(acp_v2::ReplayFrom::Start(acp_v2::ReplayFromStart::new()));
-        shared.connection.request(&request).await.map(|_| ())
+        connection
+            .request_with(&request, replayed)
+            .await
+            .map(|_| ())
     };
     if let Err(err) = result {
         lock(&shared.sessions).remove(id);
@@ -291,49 +331,67 @@ impl ClientSession {
                     }
                 }
                 let slot = TurnSlot::new(capacity, true);
-                turns.push_back(slot.clone());
+                turns.sent(slot.clone());
                 slot
             };
-            let session = self.session.clone();
-            let task_slot = slot.clone();
+            // The turn ends where its answer arrives, on the ordered path: after every update
+            // the agent sent before it.
+            let ended = {
+                let (session, slot) = (self.session.clone(), slot.clone());
+                RequestOptions::default().on_answer(move |answer| {
+                    let outcome = answer.as_ref().map_err(ClientError::from).and_then(|raw| {
+                        serde_json::from_str::<acp_v1::PromptResponse>(raw.get())
+                            .map(|response| v1_stop_reason(&response.stop_reason))
+                            .map_err(|err| {
+                                ClientError::Connection(format!(
+                                    "the prompt's answer does not decode: {err}"
+                                ))
+                            })
+                    });
+                    lock(&session.turns).finish(&slot, outcome);
+                })
+            };
+            let (session, task_slot) = (self.session.clone(), slot.clone());
             tokio::spawn(async move {
-                let result = connection
-                    .request(&acp_v1::PromptRequest::new(id, blocks))
-                    .await;
-                lock(&session.turns).retain(|s| !Arc::ptr_eq(s, &task_slot));
-                task_slot.finish(
-                    result
-                        .map(|response| v1_stop_reason(&response.stop_reason))
-                        .map_err(ClientError::from),
-                );
+                let request = acp_v1::PromptRequest::new(id, blocks);
+                if let Err(err) = connection.request_with(&request, ended).await {
+                    // A timeout or a failure before sending: the hook did not run.
+                    lock(&session.turns).finish(&task_slot, Err(err.into()));
+                }
             });
             return Ok(TurnHandle::new(slot, self.clone()));
         }
         let slot = TurnSlot::new(capacity, false);
-        lock(&self.session.turns).push_back(slot.clone());
-        let session = self.session.clone();
-        let task_slot = slot.clone();
+        lock(&self.session.turns).sent(slot.clone());
+        // Accepted (or refused) where the answer arrives, on the ordered path.
+        let accepted = {
+            let (session, slot) = (self.session.clone(), slot.clone());
+            RequestOptions::default()
+                .cancellation(slot.cancel_request.clone())
+                .graceful(true)
+                .on_answer(move |answer| prompt_answered(&session, &slot, answer))
+        };
+        let (session, task_slot) = (self.session.clone(), slot.clone());
+        let cancel = acp_v2::CancelSessionNotification::new(id.as_str());
         tokio::spawn(async move {
-            let result = connection
-                .request(&acp_v2::PromptRequest::new(id, blocks))
-                .await;
-            match result {
-                // The acknowledging update may come after the response: the turn has begun.
-                Ok(response) => {
-                    if !task_slot.is_begun() && !task_slot.is_done() {
-                        task_slot.begin(Some(response.message_id.to_string()));
-                    }
+            let request = acp_v2::PromptRequest::new(id, blocks);
+            match connection.request_with(&request, accepted).await {
+                // Accepted although its cancellation was asked for: cancel the work it began.
+                Ok(_) if task_slot.cancel_request.is_cancelled() => {
+                    let _ = connection.notify(&cancel).await;
                 }
-                Err(err) => {
-                    lock(&session.turns).retain(|s| !Arc::ptr_eq(s, &task_slot));
-                    task_slot.finish(Err(err.into()));
-                }
+                Ok(_) => {}
+                // A timeout or a failure before sending: the hook did not run.
+                Err(err) => lock(&session.turns).finish(&task_slot, Err(err.into())),
             }
         });
         Ok(TurnHandle::new(slot, self.clone()))
     }
 
-    /// Cancels the running turn (`session/cancel`); v2 also answers held prompts `-32800`.
+    /// Cancels the session's work (`session/cancel`): the running turn ends `cancelled`, the
+    /// agent answers held prompts `-32800` (their turns end `cancelled`), and permission
+    /// requests still waiting for the application are answered `cancelled`, as the protocol
+    /// asks of the client.
     pub async fn cancel(&self) -> Result<(), ClientError> {
         let connection = &self.shared.connection;
         if self.session.version == 1 {
@@ -347,6 +405,8 @@ impl ClientSession {
                 ))
                 .await?;
         }
+        // After the notification: the agent reads the cancel before the answers.
+        std::mem::take(&mut *lock(&self.session.permissions)).cancel();
         Ok(())
     }
 
@@ -401,17 +461,27 @@ impl ClientSession {
     /// `session/cancel` for the running turn instead).
     pub async fn close(&self) -> Result<(), ClientError> {
         let connection = &self.shared.connection;
-        if self.session.version == 2 {
+        let id = self.session.id.as_str();
+        let closed = if self.session.version == 2 {
             connection
-                .request(&acp_v2::CloseSessionRequest::new(self.session.id.as_str()))
-                .await?;
+                .request(&acp_v2::CloseSessionRequest::new(id))
+                .await
+                .map(drop)
         } else if self.shared.agent.capabilities.close {
             connection
-                .request(&acp_v1::CloseSessionRequest::new(self.session.id.as_str()))
-                .await?;
+                .request(&acp_v1::CloseSessionRequest::new(id))
+                .await
+                .map(drop)
         } else {
             self.cancel().await?;
+            Ok(())
+        };
+        match closed {
+            // The agent no longer has it: closed already.
+            Err(acp_rpc::Error::Rpc(err)) if err.code == acp_rpc::codes::RESOURCE_NOT_FOUND => {}
+            other => other?,
         }
+        lock(&self.shared.sessions).remove(id);
         self.session.terminals.release_all().await;
         Ok(())
     }
@@ -438,6 +508,31 @@ impl ClientSession {
         lock(&self.shared.sessions).remove(&self.session.id);
         self.session.terminals.release_all().await;
         Ok(())
+    }
+}
+
+/// The answer to a v2 prompt: accepted as a user message, or refused (`-32800`: cancelled
+/// while held, the turn ends `cancelled`).
+fn prompt_answered(
+    session: &SessionShared,
+    slot: &Arc<TurnSlot>,
+    answer: &Result<Box<serde_json::value::RawValue>, acp_rpc::Error>,
+) {
+    let mut turns = lock(&session.turns);
+    match answer {
+        Ok(raw) => match serde_json::from_str::<acp_v2::PromptResponse>(raw.get()) {
+            Ok(response) => turns.accepted(slot, response.message_id.to_string()),
+            Err(err) => turns.finish(
+                slot,
+                Err(ClientError::Connection(format!(
+                    "the prompt's answer does not decode: {err}"
+                ))),
+            ),
+        },
+        Err(acp_rpc::Error::Rpc(err)) if err.code == acp_rpc::codes::REQUEST_CANCELLED => {
+            turns.finish(slot, Ok(StopReason::Cancelled));
+        }
+        Err(err) => turns.finish(slot, Err(err.into())),
     }
 }
 

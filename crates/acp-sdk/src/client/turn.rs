@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use acp_rpc::CancellationToken;
 use tokio::sync::Notify;
 
 use super::ClientError;
@@ -31,6 +32,8 @@ pub enum StopReason {
     Cancelled,
     /// The turn failed (v2 `error`, with the agent's message when it gave one).
     Error(Option<String>),
+    /// Foreground work ended (v2: `running` went `idle`) and the agent gave no reason.
+    Unreported,
     /// A reason this build does not know, as sent.
     Other(String),
 }
@@ -132,6 +135,8 @@ pub struct Outcome {
 #[derive(Debug, Default)]
 struct SlotState {
     begun: bool,
+    /// The agent accepted the prompt (v2: its response arrived).
+    accepted: bool,
     user_message_id: Option<String>,
     events: VecDeque<Event>,
     lagged: u64,
@@ -145,6 +150,8 @@ pub(crate) struct TurnSlot {
     state: Mutex<SlotState>,
     changed: Notify,
     capacity: usize,
+    /// Fires `$/cancel_request` for the prompt while the agent has not accepted it.
+    pub(crate) cancel_request: CancellationToken,
 }
 
 fn lock(slot: &TurnSlot) -> std::sync::MutexGuard<'_, SlotState> {
@@ -158,32 +165,69 @@ impl TurnSlot {
         Arc::new(Self {
             state: Mutex::new(SlotState {
                 begun,
+                accepted: begun,
                 ..SlotState::default()
             }),
             changed: Notify::new(),
             capacity: capacity.max(1),
+            cancel_request: CancellationToken::new(),
         })
+    }
+
+    /// A turn of no prompt of this client yet: an acknowledged message whose response has not
+    /// claimed it (another client's prompt, or this client's with its response on the way).
+    pub(crate) fn placeholder(capacity: usize, message_id: String) -> Arc<Self> {
+        let slot = Self::new(capacity, true);
+        lock(&slot).user_message_id = Some(message_id);
+        slot
     }
 
     pub(crate) fn is_begun(&self) -> bool {
         lock(self).begun
     }
 
-    pub(crate) fn is_done(&self) -> bool {
-        lock(self).outcome.is_some()
+    pub(crate) fn is_accepted(&self) -> bool {
+        lock(self).accepted
     }
 
-    /// The turn has begun with the user message `id` (v2's acknowledgement).
-    pub(crate) fn begin(&self, id: Option<String>) {
+    /// The agent accepted the prompt as user message `id` (v2's response).
+    pub(crate) fn accept(&self, id: String) {
         let mut state = lock(self);
-        state.begun = true;
-        if id.is_some() {
-            state.user_message_id = id;
-        }
+        state.accepted = true;
+        state.user_message_id = Some(id);
+    }
+
+    /// The turn has begun: its acknowledgement arrived.
+    pub(crate) fn begin(&self) {
+        lock(self).begun = true;
     }
 
     pub(crate) fn user_message_id(&self) -> Option<String> {
         lock(self).user_message_id.clone()
+    }
+
+    /// Takes over what `placeholder` gathered before the response claimed it: its events, its
+    /// text, and its outcome if it already ended.
+    pub(crate) fn absorb(&self, placeholder: &TurnSlot) {
+        let taken = std::mem::take(&mut *lock(placeholder));
+        {
+            let mut state = lock(self);
+            state.begun = true;
+            state.accepted = true;
+            state.user_message_id = taken.user_message_id;
+            state.events.extend(taken.events);
+            state.lagged += taken.lagged;
+            state.text.push_str(&taken.text);
+            if state.outcome.is_none() {
+                state.outcome = taken.outcome.map(|outcome| {
+                    outcome.map(|outcome| Outcome {
+                        text: state.text.clone(),
+                        ..outcome
+                    })
+                });
+            }
+        }
+        self.changed.notify_waiters();
     }
 
     /// Adds an event, letting the oldest text go past the capacity.
@@ -285,9 +329,16 @@ impl TurnHandle {
         self.slot.user_message_id()
     }
 
-    /// Cancels the turn (`session/cancel`): a running turn ends `cancelled`, a held one is
-    /// answered `-32800`.
+    /// Cancels the turn. One the agent has not accepted yet (v2, held behind another) is
+    /// cancelled alone, with `$/cancel_request` for its prompt, and ends `cancelled` when the
+    /// agent answers `-32800` (if the agent accepted it meanwhile, `session/cancel` follows).
+    /// Otherwise this is [`super::ClientSession::cancel`]: the session's running work ends
+    /// `cancelled`.
     pub async fn cancel(&self) -> Result<(), ClientError> {
+        if !self.slot.is_accepted() {
+            self.slot.cancel_request.cancel();
+            return Ok(());
+        }
         self.session.cancel().await
     }
 }
