@@ -81,15 +81,18 @@ pub struct LocalServices {
     pub terminals: bool,
     /// The most bytes a file read returns, and the default output limit of a terminal.
     pub output_limit: usize,
+    /// The most terminals a session may have at once (released ones do not count).
+    pub max_terminals: usize,
     /// Directories beside each session's own that the services may also reach.
     pub extra_roots: Vec<PathBuf>,
 }
 
 impl LocalServices {
-    /// Nothing enabled; 1 MiB output limit.
+    /// Nothing enabled; 1 MiB output limit; 16 terminals per session.
     pub fn new() -> Self {
         Self {
             output_limit: 1 << 20,
+            max_terminals: 16,
             ..Self::default()
         }
     }
@@ -112,6 +115,13 @@ impl LocalServices {
     #[must_use]
     pub fn terminals(mut self) -> Self {
         self.terminals = true;
+        self
+    }
+
+    /// Sets how many terminals a session may have at once.
+    #[must_use]
+    pub fn max_terminals(mut self, terminals: usize) -> Self {
+        self.max_terminals = terminals;
         self
     }
 
