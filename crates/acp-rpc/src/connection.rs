@@ -145,6 +145,11 @@ impl Connection {
         (connection, task)
     }
 
+    /// `true` when `other` is a handle to this same connection.
+    pub fn same_as(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// `true` once the connection has closed.
     pub fn is_closed(&self) -> bool {
         self.shared.closed.is_cancelled()

@@ -303,3 +303,89 @@ async fn bad_session_parameters_are_typed_errors() {
         );
     }
 }
+
+/// A session belongs to the connection that created (or last reopened) it: another connection
+/// cannot prompt or cancel it until it resumes or loads it itself.
+#[tokio::test]
+async fn a_session_answers_only_the_connection_it_is_bound_to() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let server = Server::new(Scripted);
+        let owner = connect(&server, allowing(protocol)).await;
+        let other = connect(&server, allowing(protocol)).await;
+        let session = owner.new_session(cwd()).await.expect("session/new");
+        let id = session.id().to_owned();
+        let prompt = serde_json::json!({
+            "sessionId": id, "prompt": [{"type": "text", "text": "hi"}]
+        });
+        let refused = other
+            .connection()
+            .request_raw(
+                "session/prompt",
+                serde_json::value::to_raw_value(&prompt).ok(),
+                Default::default(),
+            )
+            .await
+            .expect_err("not this connection's session");
+        assert_eq!(refused.code(), -32002, "v{version}: {refused}");
+
+        // Nor can it cancel the owner's turn.
+        let mut turn = session.prompt("wait").await.expect("prompt");
+        while !matches!(
+            within("text", turn.next_event()).await,
+            Some(Event::Text(_))
+        ) {}
+        let cancel = serde_json::json!({ "sessionId": id });
+        other
+            .connection()
+            .notify_raw(
+                "session/cancel",
+                serde_json::value::to_raw_value(&cancel).ok(),
+            )
+            .await
+            .expect("sent");
+        let still = tokio::time::timeout(Duration::from_millis(200), turn.next_event()).await;
+        assert!(
+            still.is_err(),
+            "v{version}: the turn went on, got {still:?}"
+        );
+        session.cancel().await.expect("cancel");
+        let outcome = within("cancelled", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+
+        // Once it reopens the session, it is the other's.
+        let reopened = other.resume_session(&id, cwd()).await.expect("resume");
+        let reply = reopened.prompt("hello").await.expect("prompt").text().await;
+        assert!(reply.is_ok(), "v{version}: {reply:?}");
+        let refused = session.prompt("hello").await.expect("sent").outcome().await;
+        assert!(
+            matches!(&refused, Err(ClientError::Rpc(e)) if e.code == -32002),
+            "v{version}: {refused:?}"
+        );
+    }
+}
+
+/// A turn that ignores `session/cancel` ends `cancelled` after the server's cancel grace, and the
+/// session takes the next prompt.
+#[tokio::test]
+async fn a_turn_that_ignores_cancellation_ends_after_the_grace() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let options = acp_sdk::agent::ServerOptions::new().cancel_grace(Duration::from_millis(100));
+        let server = Server::with_options(Scripted, options);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let mut turn = session.prompt("deaf").await.expect("prompt");
+        while !matches!(
+            within("text", turn.next_event()).await,
+            Some(Event::Text(_))
+        ) {}
+        session.cancel().await.expect("cancel");
+        let outcome = within("the grace", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+        let reply = within("the next turn", async {
+            session.prompt("hello").await.expect("prompt").text().await
+        })
+        .await
+        .expect("reply");
+        assert!(reply.ends_with("hello"), "v{version}: {reply}");
+    }
+}

@@ -1,5 +1,7 @@
 //! [`ServerOptions`]: the limits and policies of a served agent.
 
+use std::time::Duration;
+
 use acp_rpc::ConnectionOptions;
 
 /// How the SDK serves an agent.
@@ -11,6 +13,13 @@ pub struct ServerOptions {
     /// The most updates a v1 session keeps for `session/load` replay. Past it the oldest
     /// prompts' updates are let go, and a load replays the turns still kept.
     pub v1_history_limit: usize,
+    /// The most bytes (encoded) of updates a v1 session keeps for replay; past it, as past
+    /// [`ServerOptions::v1_history_limit`], the oldest go.
+    pub v1_history_bytes: usize,
+    /// After `session/cancel`, how long a turn may take to wind down before the SDK drops it
+    /// and ends it `cancelled` itself (a turn that ignores its cancellation cannot hold the
+    /// session). `None`: wait for the turn.
+    pub cancel_grace: Option<Duration>,
     /// The transport's options (bounds, timeouts).
     pub connection: ConnectionOptions,
 }
@@ -20,13 +29,16 @@ impl Default for ServerOptions {
         Self {
             list_page_size: 50,
             v1_history_limit: 10_000,
+            v1_history_bytes: 16 << 20,
+            cancel_grace: Some(Duration::from_secs(10)),
             connection: ConnectionOptions::default(),
         }
     }
 }
 
 impl ServerOptions {
-    /// The defaults: 50 sessions a page, 10,000 updates of v1 history a session.
+    /// The defaults: 50 sessions a page, 10,000 updates and 16 MiB of v1 history a session, a
+    /// 10 s cancel grace.
     pub fn new() -> Self {
         Self::default()
     }
@@ -42,6 +54,20 @@ impl ServerOptions {
     #[must_use]
     pub fn v1_history_limit(mut self, limit: usize) -> Self {
         self.v1_history_limit = limit;
+        self
+    }
+
+    /// Sets how many bytes of updates a v1 session keeps for replay.
+    #[must_use]
+    pub fn v1_history_bytes(mut self, bytes: usize) -> Self {
+        self.v1_history_bytes = bytes;
+        self
+    }
+
+    /// Sets the cancel grace (`None`: none).
+    #[must_use]
+    pub fn cancel_grace(mut self, grace: impl Into<Option<Duration>>) -> Self {
+        self.cancel_grace = grace.into();
         self
     }
 

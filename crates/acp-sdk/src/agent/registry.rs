@@ -51,49 +51,103 @@ pub(crate) struct V1Wire {
     pub(crate) history: Arc<Mutex<V1History>>,
 }
 
-/// The updates of a v1 session, turn by turn, within a limit: past it the oldest turns go.
+/// The updates of a v1 session, turn by turn, within a count and a byte limit (the updates'
+/// encoded size): past either the oldest turns go, and within the one turn left its oldest
+/// updates, so a session's history never holds more than its limits whatever a turn sends.
 #[derive(Debug, Default)]
 pub(crate) struct V1History {
-    turns: VecDeque<Vec<acp_v1::SessionUpdate>>,
+    turns: VecDeque<VecDeque<(usize, acp_v1::SessionUpdate)>>,
     updates: usize,
+    bytes: usize,
     limit: usize,
-    /// Turns let go to stay within the limit.
+    byte_limit: usize,
+    /// Turns let go to stay within the limits.
     pub(crate) dropped_turns: u64,
+    /// Updates of the current turn let go to stay within the limits.
+    pub(crate) dropped_updates: u64,
+}
+
+/// Counts what is written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The encoded size of `update`, without building the text.
+fn encoded_len(update: &acp_v1::SessionUpdate) -> usize {
+    let mut counter = Counter(0);
+    // Encoding a model into a counter cannot fail; a failure would count what was written.
+    let _ = serde_json::to_writer(&mut counter, update);
+    counter.0
 }
 
 impl V1History {
-    pub(crate) fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize, byte_limit: usize) -> Self {
         Self {
             limit,
+            byte_limit,
             ..Self::default()
         }
     }
 
     /// Starts a turn's log.
     pub(crate) fn begin_turn(&mut self) {
-        self.turns.push_back(Vec::new());
+        self.turns.push_back(VecDeque::new());
+    }
+
+    fn over(&self) -> bool {
+        self.updates > self.limit || self.bytes > self.byte_limit
     }
 
     /// Logs one update of the current turn (or outside any turn).
     pub(crate) fn push(&mut self, update: acp_v1::SessionUpdate) {
         if self.turns.is_empty() {
-            self.turns.push_back(Vec::new());
+            self.turns.push_back(VecDeque::new());
         }
+        let size = encoded_len(&update);
         if let Some(turn) = self.turns.back_mut() {
-            turn.push(update);
+            turn.push_back((size, update));
             self.updates += 1;
+            self.bytes += size;
         }
-        while self.updates > self.limit && self.turns.len() > 1 {
+        while self.over() && self.turns.len() > 1 {
             if let Some(oldest) = self.turns.pop_front() {
                 self.updates -= oldest.len();
+                self.bytes -= oldest.iter().map(|(size, _)| size).sum::<usize>();
                 self.dropped_turns += 1;
             }
+        }
+        while self.over() {
+            let Some((size, _)) = self.turns.back_mut().and_then(VecDeque::pop_front) else {
+                break;
+            };
+            self.updates -= 1;
+            self.bytes -= size;
+            self.dropped_updates += 1;
         }
     }
 
     /// Every update kept, in the order sent.
     pub(crate) fn updates(&self) -> Vec<acp_v1::SessionUpdate> {
-        self.turns.iter().flatten().cloned().collect()
+        self.turns
+            .iter()
+            .flatten()
+            .map(|(_, update)| update.clone())
+            .collect()
+    }
+
+    /// The encoded size of what is kept.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
@@ -201,7 +255,7 @@ mod tests {
             let text = acp_v1::ContentBlock::Text(Box::new(acp_v1::TextContent::new("x")));
             acp_v1::SessionUpdate::AgentMessageChunk(Box::new(acp_v1::ContentChunk::new(text)))
         };
-        let mut history = V1History::new(3);
+        let mut history = V1History::new(3, usize::MAX);
         for _ in 0..3 {
             history.begin_turn();
             history.push(update());
@@ -209,5 +263,32 @@ mod tests {
         }
         assert_eq!(history.updates().len(), 2);
         assert_eq!(history.dropped_turns, 2);
+    }
+
+    #[test]
+    fn v1_history_stays_within_its_bytes_even_in_one_turn() {
+        let chunk = |text: &str| {
+            let text = acp_v1::ContentBlock::Text(Box::new(acp_v1::TextContent::new(text)));
+            acp_v1::SessionUpdate::AgentMessageChunk(Box::new(acp_v1::ContentChunk::new(text)))
+        };
+        let big = "x".repeat(10_000);
+        let mut history = V1History::new(usize::MAX, 50_000);
+        history.begin_turn();
+        history.push(chunk("first turn"));
+        history.begin_turn();
+        for _ in 0..100 {
+            history.push(chunk(&big));
+        }
+        assert!(history.bytes() <= 50_000, "{}", history.bytes());
+        assert_eq!(history.dropped_turns, 1);
+        let kept = history.updates();
+        assert_eq!(kept.len(), 4);
+        assert_eq!(history.dropped_updates, 96);
+        assert_eq!(
+            history.bytes(),
+            kept.iter()
+                .map(|u| serde_json::to_string(u).expect("json").len())
+                .sum::<usize>()
+        );
     }
 }

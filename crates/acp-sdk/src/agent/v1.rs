@@ -2,8 +2,8 @@
 //!
 //! `session/prompt` is the turn: it is answered with the stop reason when the turn ends (a second
 //! prompt while one runs is `-32600`; after `session/cancel` the answer is `cancelled`). Every
-//! update a turn sends is logged, within [`ServerOptions::v1_history_limit`], and replayed by
-//! `session/load`. A [`ConfigCategory::Mode`] option is also offered as the session's modes
+//! update a turn sends is logged, within [`ServerOptions::v1_history_limit`] (and its byte
+//! limit), and replayed by `session/load`. A [`ConfigCategory::Mode`] option is also offered as the session's modes
 //! (`session/set_mode`). See protocol docs:
 //! [Prompt Turn](https://agentclientprotocol.com/protocol/v1/prompt-turn)
 //!
@@ -118,6 +118,24 @@ impl<A: Agent> V1Handler<A> {
         }
     }
 
+    /// The v1 session `id` bound to `connection` (which created or last loaded it), or
+    /// `-32002`: another connection's session is not found on this one.
+    fn bound(&self, id: &str, connection: &Connection) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let entry = self.entry(id)?;
+        match &entry.wire {
+            Wire::V1(wire) if lock(&wire.session).is_bound_to(connection) => Ok(entry),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    /// A v1 session's turn limits: the server's cancel grace.
+    fn limits(&self) -> TurnLimits {
+        TurnLimits {
+            cancel_grace: self.shared.options.cancel_grace,
+            ..TurnLimits::default()
+        }
+    }
+
     fn config(&self, entry: &Entry<A::Session>) -> V1Config {
         let options = self.agent().config_options(&entry.state);
         let modes = options
@@ -161,7 +179,7 @@ impl<A: Agent> V1Handler<A> {
         };
         let mut session = lock(&wire.session);
         session.cancel();
-        *session = AgentSession::new(connection.clone(), entry.id.as_str(), TurnLimits::default());
+        *session = AgentSession::new(connection.clone(), entry.id.as_str(), self.limits());
         Ok(())
     }
 
@@ -192,7 +210,7 @@ impl<A: Agent> V1Handler<A> {
                 let id = setup.session_id.clone();
                 let state = self.agent().new_session(&setup).await?;
                 let session =
-                    AgentSession::new(cx.connection().clone(), id.as_str(), TurnLimits::default());
+                    AgentSession::new(cx.connection().clone(), id.as_str(), self.limits());
                 let entry = self.shared.v1.insert(Entry {
                     id: id.clone(),
                     cwd: req.cwd.clone(),
@@ -202,6 +220,7 @@ impl<A: Agent> V1Handler<A> {
                         session: Mutex::new(session),
                         history: Arc::new(Mutex::new(V1History::new(
                             self.shared.options.v1_history_limit,
+                            self.shared.options.v1_history_bytes,
                         ))),
                     }),
                 });
@@ -259,7 +278,7 @@ impl<A: Agent> V1Handler<A> {
             }
             ClientRequest::ListSessionsRequest(req) => self.list(req),
             ClientRequest::CloseSessionRequest(req) => {
-                if let Ok(entry) = self.entry(req.session_id.as_str()) {
+                if let Ok(entry) = self.bound(req.session_id.as_str(), cx.connection()) {
                     if let Wire::V1(wire) = &entry.wire {
                         lock(&wire.session).cancel();
                     }
@@ -275,7 +294,7 @@ impl<A: Agent> V1Handler<A> {
                 acp_rpc::result(&DeleteSessionResponse::new())
             }
             ClientRequest::SetSessionModeRequest(req) => {
-                let entry = self.entry(req.session_id.as_str())?;
+                let entry = self.bound(req.session_id.as_str(), cx.connection())?;
                 let options = self.agent().config_options(&entry.state);
                 let Some(mode) = options
                     .iter()
@@ -289,7 +308,7 @@ impl<A: Agent> V1Handler<A> {
                 acp_rpc::result(&SetSessionModeResponse::new())
             }
             ClientRequest::SetSessionConfigOptionRequest(req) => {
-                let entry = self.entry(req.session_id.as_str())?;
+                let entry = self.bound(req.session_id.as_str(), cx.connection())?;
                 let value =
                     match &req.type_ {
                         acp_v1::SetSessionConfigOptionRequestType::ValueId(id) => {
@@ -345,7 +364,7 @@ impl<A: Agent> V1Handler<A> {
     }
 
     async fn prompt(&self, req: PromptRequest, cx: &RequestContext) -> Answer {
-        let entry = self.entry(req.session_id.as_str())?;
+        let entry = self.bound(req.session_id.as_str(), cx.connection())?;
         let Wire::V1(wire) = &entry.wire else {
             return Err(not_found(req.session_id.as_str()));
         };
@@ -426,12 +445,12 @@ impl<A: Agent> Handler for V1Handler<A> {
         }
     }
 
-    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
+    async fn handle_notification(&self, notification: Notification, connection: &Connection) {
         if let Ok(ClientNotification::CancelNotification(cancel)) =
             notification.route::<ClientNotification>()
         {
             if self.peer.check_auth(&self.shared).is_ok() {
-                if let Ok(entry) = self.entry(cancel.session_id.as_str()) {
+                if let Ok(entry) = self.bound(cancel.session_id.as_str(), connection) {
                     if let Wire::V1(wire) = &entry.wire {
                         lock(&wire.session).cancel();
                     }

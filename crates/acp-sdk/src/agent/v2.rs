@@ -107,10 +107,12 @@ impl<A: Agent> V2Handler<A> {
     }
 
     /// The session `id`, created over v2 and not closed, or `-32002`.
-    fn active(&self, id: &str) -> Result<Active<A::Session>, RpcError> {
+    /// The open session `id` bound to `connection` (which created or last resumed it), or
+    /// `-32002`: another connection's session is not found on this one.
+    fn active(&self, id: &str, connection: &Connection) -> Result<Active<A::Session>, RpcError> {
         let entry = self.shared.v2.get(id)?;
         match &entry.wire {
-            Wire::V2(session) if !session.is_closed() => {
+            Wire::V2(session) if !session.is_closed() && session.is_bound_to(connection) => {
                 let session = session.clone();
                 Ok((entry, session))
             }
@@ -140,11 +142,9 @@ impl<A: Agent> V2Handler<A> {
             ClientRequest::ListSessionsRequest(req) => self.list(req),
             ClientRequest::ResumeSessionRequest(req) => self.resume(req, cx).await,
             ClientRequest::CloseSessionRequest(req) => {
-                // Closing a session that does not exist or is not active succeeds.
-                if let Ok(entry) = self.shared.v2.get(req.session_id.as_str()) {
-                    if let Wire::V2(session) = &entry.wire {
-                        session.close().await;
-                    }
+                // Closing a session that does not exist or is not active here succeeds.
+                if let Ok((_, session)) = self.active(req.session_id.as_str(), cx.connection()) {
+                    session.close().await;
                 }
                 acp_rpc::result(&CloseSessionResponse::new())
             }
@@ -157,17 +157,19 @@ impl<A: Agent> V2Handler<A> {
                 }
                 acp_rpc::result(&DeleteSessionResponse::new())
             }
-            ClientRequest::SetSessionConfigOptionRequest(req) => self.set_config_option(req).await,
+            ClientRequest::SetSessionConfigOptionRequest(req) => {
+                self.set_config_option(req, cx).await
+            }
             ClientRequest::PromptRequest(req) => self.prompt(req, cx).await,
             ClientRequest::CancelToolCallRequest(req) => {
-                self.active(req.session_id.as_str())?;
+                self.active(req.session_id.as_str(), cx.connection())?;
                 Err(RpcError::invalid_params(format!(
                     "tool call `{}` is not cancellable",
                     req.tool_call_id.as_str()
                 )))
             }
             ClientRequest::CancelTerminalRequest(req) => {
-                self.active(req.session_id.as_str())?;
+                self.active(req.session_id.as_str(), cx.connection())?;
                 Err(RpcError::invalid_params(format!(
                     "terminal `{}` is not cancellable",
                     req.terminal_id.as_str()
@@ -300,8 +302,12 @@ impl<A: Agent> V2Handler<A> {
         acp_rpc::result(&response)
     }
 
-    async fn set_config_option(&self, req: SetSessionConfigOptionRequest) -> Answer {
-        let (entry, session) = self.active(req.session_id.as_str())?;
+    async fn set_config_option(
+        &self,
+        req: SetSessionConfigOptionRequest,
+        cx: &RequestContext,
+    ) -> Answer {
+        let (entry, session) = self.active(req.session_id.as_str(), cx.connection())?;
         let value = match &req.type_ {
             SetSessionConfigOptionRequestType::Id(id) => id.value.as_str().to_owned(),
             SetSessionConfigOptionRequestType::Other(raw) => {
@@ -324,7 +330,7 @@ impl<A: Agent> V2Handler<A> {
     }
 
     async fn prompt(&self, req: PromptRequest, cx: &RequestContext) -> Answer {
-        let (entry, session) = self.active(req.session_id.as_str())?;
+        let (entry, session) = self.active(req.session_id.as_str(), cx.connection())?;
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
         }
@@ -336,8 +342,17 @@ impl<A: Agent> V2Handler<A> {
         // The turn runs on its own: the response goes out now, and the next held prompt begins
         // when this turn has ended.
         tokio::spawn(async move {
+            let cancellation = turn.cancellation().clone();
+            let grace = shared.options.cancel_grace;
             let mut turn = Turn::v2(turn);
-            let result = shared.agent.prompt(&entry.state, &mut turn, prompt).await;
+            // A turn that ignores its cancellation is dropped after the grace.
+            let result = tokio::select! {
+                result = shared.agent.prompt(&entry.state, &mut turn, prompt) => result,
+                () = grace_over(&cancellation, grace) => {
+                    tracing::warn!(session = %entry.id, ?grace, "the turn ignored its cancellation: ended by the SDK");
+                    Ok(super::StopReason::Cancelled)
+                }
+            };
             let reason = match result {
                 Ok(reason) => reason.to_v2(),
                 Err(err) => {
@@ -352,6 +367,15 @@ impl<A: Agent> V2Handler<A> {
             }
         });
         acp_rpc::result(&PromptResponse::new(message_id))
+    }
+}
+
+/// Resolves `grace` after `cancellation` fires; never without a grace.
+async fn grace_over(cancellation: &acp_rpc::CancellationToken, grace: Option<std::time::Duration>) {
+    cancellation.cancelled().await;
+    match grace {
+        Some(grace) => tokio::time::sleep(grace).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -436,12 +460,12 @@ impl<A: Agent> Handler for V2Handler<A> {
         }
     }
 
-    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
+    async fn handle_notification(&self, notification: Notification, connection: &Connection) {
         if let Ok(ClientNotification::CancelSessionNotification(cancel)) =
             notification.route::<ClientNotification>()
         {
             if self.peer.check_auth(&self.shared).is_ok() {
-                if let Ok((_, session)) = self.active(cancel.session_id.as_str()) {
+                if let Ok((_, session)) = self.active(cancel.session_id.as_str(), connection) {
                     session.cancel();
                 }
             }

@@ -1,6 +1,6 @@
 //! A test agent on the SDK: `mode` config option, and prompts scripted by their text
 //! (`tool` runs a tool call after asking permission, `plan` reports a plan, `wait` waits for
-//! cancellation, `fail` fails the turn).
+//! cancellation, `deaf` ignores it, `fail` fails the turn).
 
 #![allow(dead_code)]
 
@@ -46,6 +46,11 @@ impl Agent for Scripted {
         let text = text_of(&prompt);
         if text.contains("fail") {
             return Err(RpcError::internal_error("asked to fail"));
+        }
+        if text.contains("deaf") {
+            // Ignores cancellation: only the SDK's cancel grace ends it.
+            turn.text("not listening").await?;
+            std::future::pending::<()>().await;
         }
         if text.contains("wait") {
             turn.text("waiting").await?;

@@ -235,6 +235,11 @@ impl AgentSession {
         Ok(PromptResponse::new(stop_reason))
     }
 
+    /// `true` when the session's updates go out on `connection`.
+    pub fn is_bound_to(&self, connection: &Connection) -> bool {
+        self.connection.same_as(connection)
+    }
+
     async fn notify(&self, update: SessionUpdate) -> Result<(), Error> {
         self.connection
             .notify(&SessionNotification::new(self.session_id.clone(), update))

@@ -238,6 +238,12 @@ impl AgentSession {
         self.connection().notify(&notification).await
     }
 
+    /// `true` when the session's updates go out on `connection` (it created the session or
+    /// resumed it last).
+    pub fn is_bound_to(&self, connection: &Connection) -> bool {
+        self.connection().same_as(connection)
+    }
+
     fn connection(&self) -> Connection {
         self.connection
             .lock()
