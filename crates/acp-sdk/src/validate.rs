@@ -5,6 +5,7 @@ use std::path::Path;
 
 /// What is wrong with a session parameter; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Invalid {
     /// A path that must be absolute is not.
     #[error("`{field}` must be an absolute path, got `{value}`")]

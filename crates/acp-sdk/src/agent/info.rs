@@ -169,6 +169,41 @@ pub struct SessionSetup {
     pub protocol_version: u16,
 }
 
+impl SessionSetup {
+    /// A v2 session `session_id` in `cwd`, with no additional directories and no MCP servers
+    /// (for calling an [`Agent`](super::Agent) directly, in its tests).
+    pub fn new(session_id: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: Vec::new(),
+            mcp_servers: Vec::new(),
+            protocol_version: 2,
+        }
+    }
+
+    /// Sets the additional directories.
+    #[must_use]
+    pub fn additional_directories(mut self, directories: Vec<PathBuf>) -> Self {
+        self.additional_directories = directories;
+        self
+    }
+
+    /// Sets the MCP servers.
+    #[must_use]
+    pub fn mcp_servers(mut self, servers: Vec<McpServer>) -> Self {
+        self.mcp_servers = servers;
+        self
+    }
+
+    /// Sets the protocol version.
+    #[must_use]
+    pub fn protocol_version(mut self, version: u16) -> Self {
+        self.protocol_version = version;
+        self
+    }
+}
+
 /// A slash command the agent offers in a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

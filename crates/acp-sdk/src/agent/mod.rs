@@ -28,7 +28,7 @@ use std::future::Future;
 use acp_rpc::RpcError;
 use acp_v2::ContentBlock;
 
-pub use acp_session::neutral::{ALLOW, REJECT};
+pub use acp_session::neutral::{TurnEvent, ALLOW, REJECT};
 pub use client_services::{
     ClientFs, ClientTerminal, ClientTerminals, TerminalExit, TerminalOutput,
 };
@@ -39,6 +39,8 @@ pub use info::{
 pub use options::ServerOptions;
 pub use server::{serve, serve_stdio, Server};
 pub use turn::Turn;
+pub use v1::V1Handler;
+pub use v2::V2Handler;
 
 /// An agent, in protocol-neutral terms. The SDK serves it over v1 and v2.
 ///

@@ -43,7 +43,7 @@ pub use options::{
     ClientOptions, LocalServices, PermissionAnswer, PermissionChoice, PermissionHandler,
     PermissionRequest, Protocol,
 };
-pub use session::ClientSession;
+pub use session::{ClientSession, IntoPrompt, SessionSummary};
 pub use turn::{Event, Outcome, StopReason, ToolStatus, TurnHandle};
 
 use crate::agent::AuthMethodInfo;
@@ -300,7 +300,7 @@ impl Client {
     pub async fn list_sessions(
         &self,
         cwd: Option<&Path>,
-    ) -> Result<Vec<session::SessionSummary>, ClientError> {
+    ) -> Result<Vec<SessionSummary>, ClientError> {
         session::list(&self.shared, cwd).await
     }
 
