@@ -110,15 +110,7 @@ fn fold_update(state: &mut State, update: Value) {
         },
         State::V2(state) => match serde_json::from_value::<acp_v2::SessionUpdate>(update.clone()) {
             Ok(update) => state.apply(update),
-            Err(err) => {
-                let kind = update
-                    .get("sessionUpdate")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?");
-                state
-                    .problems
-                    .push(format!("`{kind}` update does not decode: {err}"));
-            }
+            Err(err) => state.reject(update, &err),
         },
     }
 }

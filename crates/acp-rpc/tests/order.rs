@@ -324,6 +324,15 @@ async fn every_request_read_before_eof_is_answered() {
     }
 }
 
+/// Sends `ask` with `hook` on its answer.
+async fn ask_with_hook(
+    connection: Connection,
+    hook: impl Fn(&Result<Box<RawValue>, acp_rpc::Error>) + Send + Sync + 'static,
+) -> Result<Box<RawValue>, acp_rpc::Error> {
+    let options = acp_rpc::RequestOptions::default().on_answer(hook);
+    connection.request_raw("ask", None, options).await
+}
+
 #[tokio::test]
 async fn the_answer_hook_runs_between_what_the_peer_wrote_before_and_after_the_answer() {
     let (connection, mut peer, script) = support::scripted();
@@ -336,18 +345,7 @@ async fn the_answer_hook_runs_between_what_the_peer_wrote_before_and_after_the_a
             seen_at_answer.lock().expect("lock").push(script.seen());
         }
     };
-    let request = tokio::spawn({
-        let connection = connection.clone();
-        async move {
-            connection
-                .request_raw(
-                    "ask",
-                    None,
-                    acp_rpc::RequestOptions::default().on_answer(record),
-                )
-                .await
-        }
-    });
+    let request = tokio::spawn(ask_with_hook(connection.clone(), record));
     let asked = peer.recv_json().await;
     assert_eq!(asked["method"], "ask");
     // One write: a notification, the answer, a notification. The hook sees exactly the first.
@@ -378,18 +376,7 @@ async fn the_answer_hook_runs_between_what_the_peer_wrote_before_and_after_the_a
             *closed.lock().expect("lock") = answer.as_ref().err().map(ToString::to_string);
         }
     };
-    let pending = tokio::spawn({
-        let connection = connection.clone();
-        async move {
-            connection
-                .request_raw(
-                    "ask",
-                    None,
-                    acp_rpc::RequestOptions::default().on_answer(hook),
-                )
-                .await
-        }
-    });
+    let pending = tokio::spawn(ask_with_hook(connection.clone(), hook));
     let _ = peer.recv_json().await;
     peer.hang_up().await;
     let answer = tokio::time::timeout(PATIENCE, pending)

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::agent::McpServer;
+
 /// What is wrong with a session parameter; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -170,6 +172,30 @@ fn named(field: &str, name: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Checks `cwd`, the additional directories and the MCP servers (each already in neutral form,
+/// or the name of a transport this build does not serve), `http` saying whether HTTP servers are
+/// accepted.
+fn environment<'a>(
+    cwd: &str,
+    directories: impl IntoIterator<Item = &'a str>,
+    mcp_servers: impl IntoIterator<Item = Result<McpServer, String>>,
+    http: bool,
+) -> Result<Vec<McpServer>, Invalid> {
+    absolute("cwd", cwd)?;
+    additional_directories(directories)?;
+    let mut servers = Vec::new();
+    for (index, server) in mcp_servers.into_iter().enumerate() {
+        let server = server.map_err(|transport| unsupported_transport(index, &transport))?;
+        match &server {
+            McpServer::Stdio { name, command, .. } => mcp_stdio(index, name, command)?,
+            McpServer::Http { name, url, .. } if http => mcp_http(index, name, url)?,
+            McpServer::Http { .. } => return Err(unsupported_transport(index, "http")),
+        }
+        servers.push(server);
+    }
+    Ok(servers)
+}
+
 /// Checks a v2 session environment (`session/new`, `session/resume`): `cwd`,
 /// `additionalDirectories` and `mcpServers` (stdio and, when `http` is accepted, HTTP), and
 /// returns the servers in neutral form.
@@ -178,48 +204,33 @@ pub fn environment_v2(
     directories: &[acp_v2::AbsolutePath],
     mcp_servers: &[acp_v2::McpServer],
     http: bool,
-) -> Result<Vec<crate::agent::McpServer>, Invalid> {
-    use crate::agent::McpServer;
-    absolute("cwd", cwd)?;
-    additional_directories(directories.iter().map(acp_v2::AbsolutePath::as_str))?;
-    let mut servers = Vec::with_capacity(mcp_servers.len());
-    for (index, server) in mcp_servers.iter().enumerate() {
-        servers.push(match server {
-            acp_v2::McpServer::Stdio(stdio) => {
-                mcp_stdio(index, &stdio.name, stdio.command.as_str())?;
-                McpServer::Stdio {
-                    name: stdio.name.clone(),
-                    command: stdio.command.as_str().to_owned(),
-                    args: stdio.args.clone().unwrap_or_default(),
-                    env: stdio
-                        .env
-                        .iter()
-                        .flatten()
-                        .map(|v| (v.name.clone(), v.value.clone()))
-                        .collect(),
-                }
-            }
-            acp_v2::McpServer::Http(served) if http => {
-                mcp_http(index, &served.name, &served.url)?;
-                McpServer::Http {
-                    name: served.name.clone(),
-                    url: served.url.clone(),
-                    headers: served
-                        .headers
-                        .iter()
-                        .flatten()
-                        .map(|h| (h.name.clone(), h.value.clone()))
-                        .collect(),
-                }
-            }
-            acp_v2::McpServer::Http(_) => return Err(unsupported_transport(index, "http")),
-            acp_v2::McpServer::Other(raw) => return Err(unsupported_transport(index, raw.tag())),
-            // A transport a newer schema adds.
-            #[allow(unreachable_patterns)]
-            _ => return Err(unsupported_transport(index, "unknown")),
-        });
-    }
-    Ok(servers)
+) -> Result<Vec<McpServer>, Invalid> {
+    let servers = mcp_servers.iter().map(|server| match server {
+        acp_v2::McpServer::Stdio(stdio) => Ok(McpServer::Stdio {
+            name: stdio.name.clone(),
+            command: stdio.command.as_str().to_owned(),
+            args: stdio.args.clone().unwrap_or_default(),
+            env: stdio
+                .env
+                .iter()
+                .flatten()
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect(),
+        }),
+        acp_v2::McpServer::Http(served) => Ok(McpServer::Http {
+            name: served.name.clone(),
+            url: served.url.clone(),
+            headers: served
+                .headers
+                .iter()
+                .flatten()
+                .map(|h| (h.name.clone(), h.value.clone()))
+                .collect(),
+        }),
+        other => Err(other.tag().unwrap_or("unknown").to_owned()),
+    });
+    let directories = directories.iter().map(acp_v2::AbsolutePath::as_str);
+    environment(cwd, directories, servers, http)
 }
 
 /// Checks a v1 session environment (`session/new`, `session/load`, `session/resume`), as
@@ -229,46 +240,30 @@ pub fn environment_v1(
     directories: &[String],
     mcp_servers: &[acp_v1::McpServer],
     http: bool,
-) -> Result<Vec<crate::agent::McpServer>, Invalid> {
-    use crate::agent::McpServer;
-    absolute("cwd", cwd)?;
-    additional_directories(directories.iter().map(String::as_str))?;
-    let mut servers = Vec::with_capacity(mcp_servers.len());
-    for (index, server) in mcp_servers.iter().enumerate() {
-        servers.push(match server {
-            acp_v1::McpServer::Stdio(stdio) => {
-                mcp_stdio(index, &stdio.name, &stdio.command)?;
-                McpServer::Stdio {
-                    name: stdio.name.clone(),
-                    command: stdio.command.clone(),
-                    args: stdio.args.clone(),
-                    env: stdio
-                        .env
-                        .iter()
-                        .map(|v| (v.name.clone(), v.value.clone()))
-                        .collect(),
-                }
-            }
-            acp_v1::McpServer::Http(served) if http => {
-                mcp_http(index, &served.name, &served.url)?;
-                McpServer::Http {
-                    name: served.name.clone(),
-                    url: served.url.clone(),
-                    headers: served
-                        .headers
-                        .iter()
-                        .map(|h| (h.name.clone(), h.value.clone()))
-                        .collect(),
-                }
-            }
-            acp_v1::McpServer::Http(_) => return Err(unsupported_transport(index, "http")),
-            other => {
-                let transport = other.tag().unwrap_or("unknown");
-                return Err(unsupported_transport(index, transport));
-            }
-        });
-    }
-    Ok(servers)
+) -> Result<Vec<McpServer>, Invalid> {
+    let servers = mcp_servers.iter().map(|server| match server {
+        acp_v1::McpServer::Stdio(stdio) => Ok(McpServer::Stdio {
+            name: stdio.name.clone(),
+            command: stdio.command.clone(),
+            args: stdio.args.clone(),
+            env: stdio
+                .env
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect(),
+        }),
+        acp_v1::McpServer::Http(served) => Ok(McpServer::Http {
+            name: served.name.clone(),
+            url: served.url.clone(),
+            headers: served
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), h.value.clone()))
+                .collect(),
+        }),
+        other => Err(other.tag().unwrap_or("unknown").to_owned()),
+    });
+    environment(cwd, directories.iter().map(String::as_str), servers, http)
 }
 
 #[cfg(test)]

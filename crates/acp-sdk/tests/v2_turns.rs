@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use acp_sdk::client::{ClientError, ClientSession, Event, StopReason};
+use acp_sdk::client::{ClientError, ClientSession, Event, StopReason, TurnHandle};
 use acp_sdk::{Client, ClientOptions};
 use serde_json::{json, Value};
 use tokio::io::{
@@ -118,13 +118,27 @@ async fn setup(options: ClientOptions) -> (Client, ClientSession, Wire) {
     (client, session.expect("session/new"), wire)
 }
 
+/// Sends a prompt and reads its request on the agent's end.
+async fn send_prompt(session: &ClientSession, wire: &mut Wire, text: &str) -> (TurnHandle, Value) {
+    let turn = session.prompt(text).await.expect("sent");
+    (turn, wire.expect("session/prompt").await)
+}
+
+/// The agent accepts `request` as user message `id`: its answer, the acknowledgement, then
+/// `then`.
+fn accepted(request: &Value, id: &str, then: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    let mut messages = vec![answer(request, json!({"messageId": id})), ack(id)];
+    messages.extend(then);
+    messages
+}
+
 async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(PATIENCE, future)
         .await
         .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
-async fn all_events(turn: &mut acp_sdk::client::TurnHandle) -> Vec<Event> {
+async fn all_events(turn: &mut TurnHandle) -> Vec<Event> {
     let mut events = Vec::new();
     while let Some(event) = within("the turn's events", turn.next_event()).await {
         events.push(event);
@@ -135,14 +149,9 @@ async fn all_events(turn: &mut acp_sdk::client::TurnHandle) -> Vec<Event> {
 #[tokio::test]
 async fn a_turn_accepted_then_cut_off_by_the_connection_ends_with_an_error() {
     let (_client, session, mut wire) = setup(ClientOptions::new()).await;
-    let turn = session.prompt("hi").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
-    wire.send(&[
-        answer(&prompt, json!({"messageId": "u1"})),
-        ack("u1"),
-        state("running"),
-    ])
-    .await;
+    let (turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
+    wire.send(&accepted(&prompt, "u1", [state("running")]))
+        .await;
     wire.hang_up().await;
     let outcome = within("the outcome after the connection closed", turn.outcome()).await;
     assert!(
@@ -157,8 +166,7 @@ async fn a_turn_acknowledged_by_chunks_right_after_its_response_ends_at_its_idle
     // reader handles them all before the task that sent the prompt runs again.
     for round in 0..30 {
         let (_client, session, mut wire) = setup(ClientOptions::new()).await;
-        let mut turn = session.prompt("hi").await.expect("sent");
-        let prompt = wire.expect("session/prompt").await;
+        let (mut turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
         wire.send(&[
             answer(&prompt, json!({"messageId": "u1"})),
             update(
@@ -185,8 +193,7 @@ async fn a_turn_acknowledged_by_chunks_right_after_its_response_ends_at_its_idle
 #[tokio::test]
 async fn a_turn_is_bound_by_the_message_id_of_its_response() {
     let (_client, session, mut wire) = setup(ClientOptions::new()).await;
-    let mut turn = session.prompt("hi").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
+    let (mut turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
     // Another client's prompt is inserted and runs first; then ours is accepted.
     wire.send(&[
         ack("other"),
@@ -210,8 +217,7 @@ async fn a_turn_is_bound_by_the_message_id_of_its_response() {
     assert_eq!(outcome.text, "yours");
 
     // The acknowledgement and the whole turn before the response: still this turn's.
-    let mut turn = session.prompt("again").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
+    let (mut turn, prompt) = send_prompt(&session, &mut wire, "again").await;
     wire.send(&[
         ack("u2"),
         state("running"),
@@ -232,19 +238,20 @@ async fn a_turn_is_bound_by_the_message_id_of_its_response() {
 #[tokio::test]
 async fn only_an_idle_that_ends_foreground_work_ends_a_turn() {
     let (_client, session, mut wire) = setup(ClientOptions::new()).await;
-    let mut turn = session.prompt("hi").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
-    wire.send(&[
-        answer(&prompt, json!({"messageId": "u1"})),
-        ack("u1"),
-        // Repeated idle snapshots (background work changing, the last stop reason for
-        // context): not completions.
-        update(json!({"sessionUpdate": "state_update", "state": "idle", "background": []})),
-        idle("end_turn"),
-        state("running"),
-        say("a1", "done"),
-        idle("refusal"),
-    ])
+    let (mut turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
+    wire.send(&accepted(
+        &prompt,
+        "u1",
+        [
+            // Repeated idle snapshots (background work changing, the last stop reason for
+            // context): not completions.
+            update(json!({"sessionUpdate": "state_update", "state": "idle", "background": []})),
+            idle("end_turn"),
+            state("running"),
+            say("a1", "done"),
+            idle("refusal"),
+        ],
+    ))
     .await;
     let _ = all_events(&mut turn).await;
     let outcome = within("outcome", turn.outcome()).await.expect("ends");
@@ -254,14 +261,15 @@ async fn only_an_idle_that_ends_foreground_work_ends_a_turn() {
     );
 
     // Foreground work ended by an idle that gives no reason: ended, the reason not reported.
-    let turn = session.prompt("again").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
-    wire.send(&[
-        answer(&prompt, json!({"messageId": "u2"})),
-        ack("u2"),
-        state("running"),
-        update(json!({"sessionUpdate": "state_update", "state": "idle"})),
-    ])
+    let (turn, prompt) = send_prompt(&session, &mut wire, "again").await;
+    wire.send(&accepted(
+        &prompt,
+        "u2",
+        [
+            state("running"),
+            update(json!({"sessionUpdate": "state_update", "state": "idle"})),
+        ],
+    ))
     .await;
     let outcome = within("outcome", turn.outcome()).await.expect("ends");
     assert_eq!(outcome.stop_reason, StopReason::Unreported);
@@ -272,16 +280,17 @@ async fn cancelling_a_session_answers_its_pending_permission_requests_cancelled(
     // The application never answers: only the cancel can.
     let options = ClientOptions::new().on_permission(|_| std::future::pending());
     let (_client, session, mut wire) = setup(options).await;
-    let turn = session.prompt("hi").await.expect("sent");
-    let prompt = wire.expect("session/prompt").await;
-    wire.send(&[
-        answer(&prompt, json!({"messageId": "u1"})),
-        ack("u1"),
-        state("running"),
-        json!({"jsonrpc": "2.0", "id": "perm-1", "method": "session/request_permission",
+    let (turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
+    wire.send(&accepted(
+        &prompt,
+        "u1",
+        [
+            state("running"),
+            json!({"jsonrpc": "2.0", "id": "perm-1", "method": "session/request_permission",
                "params": {"sessionId": "s1", "title": "Run rm?",
                           "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]}}),
-    ])
+        ],
+    ))
     .await;
     // Let the request reach the application before cancelling.
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -302,16 +311,9 @@ async fn cancelling_a_session_answers_its_pending_permission_requests_cancelled(
 #[tokio::test]
 async fn cancelling_a_held_turn_cancels_its_prompt_alone() {
     let (_client, session, mut wire) = setup(ClientOptions::new()).await;
-    let running = session.prompt("first").await.expect("sent");
-    let first = wire.expect("session/prompt").await;
-    wire.send(&[
-        answer(&first, json!({"messageId": "u1"})),
-        ack("u1"),
-        state("running"),
-    ])
-    .await;
-    let held = session.prompt("second").await.expect("sent");
-    let second = wire.expect("session/prompt").await;
+    let (running, first) = send_prompt(&session, &mut wire, "first").await;
+    wire.send(&accepted(&first, "u1", [state("running")])).await;
+    let (held, second) = send_prompt(&session, &mut wire, "second").await;
     // Not accepted yet: cancelling it is `$/cancel_request` for its request, not
     // `session/cancel` (which would stop the running turn too).
     within("cancel", held.cancel()).await.expect("cancel");

@@ -51,8 +51,16 @@ pub(crate) struct Peer {
 }
 
 impl Peer {
-    pub(crate) fn set_authenticated(&self, authenticated: bool) {
-        self.authenticated.store(authenticated, Ordering::SeqCst);
+    /// Logs out (v1 `logout`, v2 `auth/logout`).
+    pub(crate) fn log_out(&self) {
+        self.authenticated.store(false, Ordering::SeqCst);
+    }
+
+    /// Authenticates with `method` (v1 `authenticate`, v2 `auth/login`): the agent decides.
+    pub(crate) async fn log_in<A: Agent>(&self, agent: &A, method: &str) -> Result<(), RpcError> {
+        agent.authenticate(method).await?;
+        self.authenticated.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     /// `-32000` while the agent requires authentication and the client has not authenticated.

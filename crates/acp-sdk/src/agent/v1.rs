@@ -429,12 +429,13 @@ impl<A: Agent> Handler for V1Handler<A> {
                 acp_rpc::result(&self.initialize_response())
             }
             ClientRequest::AuthenticateRequest(auth) => {
-                self.agent().authenticate(auth.method_id.as_str()).await?;
-                self.peer.set_authenticated(true);
+                self.peer
+                    .log_in(self.agent(), auth.method_id.as_str())
+                    .await?;
                 acp_rpc::result(&AuthenticateResponse::new())
             }
             ClientRequest::LogoutRequest(_) => {
-                self.peer.set_authenticated(false);
+                self.peer.log_out();
                 acp_rpc::result(&LogoutResponse::new())
             }
             ClientRequest::ExtMethodRequest(ext) => Err(RpcError::method_not_found(&ext.method)),

@@ -444,12 +444,13 @@ impl<A: Agent> Handler for V2Handler<A> {
         match request.route::<ClientRequest>()? {
             ClientRequest::InitializeRequest(_) => acp_rpc::result(&self.initialize_response()),
             ClientRequest::LoginAuthRequest(login) => {
-                self.agent().authenticate(login.method_id.as_str()).await?;
-                self.peer.set_authenticated(true);
+                self.peer
+                    .log_in(self.agent(), login.method_id.as_str())
+                    .await?;
                 acp_rpc::result(&LoginAuthResponse::new())
             }
             ClientRequest::LogoutAuthRequest(_) => {
-                self.peer.set_authenticated(false);
+                self.peer.log_out();
                 acp_rpc::result(&LogoutAuthResponse::new())
             }
             ClientRequest::ExtMethodRequest(ext) => Err(RpcError::method_not_found(&ext.method)),

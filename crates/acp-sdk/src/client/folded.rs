@@ -146,21 +146,15 @@ impl Folded {
         raw: serde_json::Value,
         error: &dyn std::fmt::Display,
     ) -> Event {
-        match self {
-            Folded::V1(state) => state.reject(raw, error),
-            Folded::V2(state) => {
-                let kind = raw
-                    .get("sessionUpdate")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("(no sessionUpdate)");
-                state
-                    .problems
-                    .push(format!("`{kind}` update does not decode: {error}"));
-            }
-        }
         let problems = match self {
-            Folded::V1(state) => &state.problems,
-            Folded::V2(state) => &state.problems,
+            Folded::V1(state) => {
+                state.reject(raw, error);
+                &state.problems
+            }
+            Folded::V2(state) => {
+                state.reject(raw, error);
+                &state.problems
+            }
         };
         Event::Problem(problems.last().cloned().unwrap_or_default())
     }

@@ -90,6 +90,24 @@ impl ClientHandler {
         }
     }
 
+    /// Asks the application about `request` and reports the exchange to the session's turn.
+    async fn ask(
+        &self,
+        session: &SessionShared,
+        request: PermissionRequest,
+        cx: &RequestContext,
+    ) -> Option<String> {
+        let answer = self.decide(session, request.clone(), cx).await;
+        push(
+            session,
+            Event::PermissionAsked {
+                request,
+                answer: answer.clone(),
+            },
+        );
+        answer
+    }
+
     async fn permission_v1(
         &self,
         req: acp_v1::RequestPermissionRequest,
@@ -109,15 +127,7 @@ impl ClientHandler {
                 .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
-        let answer = self.decide(&session, request.clone(), cx).await;
-        push(
-            &session,
-            Event::PermissionAsked {
-                request,
-                answer: answer.clone(),
-            },
-        );
-        let outcome = match answer {
+        let outcome = match self.ask(&session, request, cx).await {
             Some(id) => acp_v1::RequestPermissionOutcome::Selected(
                 acp_v1::SelectedPermissionOutcome::new(id),
             ),
@@ -148,15 +158,7 @@ impl ClientHandler {
                 .map(|o| choice(o.option_id.as_str(), &o.name, o.kind.as_str()))
                 .collect(),
         };
-        let answer = self.decide(&session, request.clone(), cx).await;
-        push(
-            &session,
-            Event::PermissionAsked {
-                request,
-                answer: answer.clone(),
-            },
-        );
-        let outcome = match answer {
+        let outcome = match self.ask(&session, request, cx).await {
             Some(id) => acp_v2::RequestPermissionOutcome::Selected(
                 acp_v2::SelectedPermissionOutcome::new(id),
             ),

@@ -134,43 +134,41 @@ fn cwd_string(cwd: &Path) -> Result<String, ClientError> {
     Ok(cwd.to_string_lossy().into_owned())
 }
 
+/// A `session/new` answer, in the version spoken.
+enum Created {
+    V1(acp_v1::NewSessionResponse),
+    V2(acp_v2::NewSessionResponse),
+}
+
 pub(crate) async fn create(shared: &Arc<Shared>, cwd: &Path) -> Result<ClientSession, ClientError> {
     let cwd_text = cwd_string(cwd)?;
     let connection = &shared.connection;
-    let session = if shared.agent.protocol_version == 1 {
-        let response = connection
-            .request(&acp_v1::NewSessionRequest::new(cwd_text, Vec::new()))
-            .await?;
-        let session = register(
-            shared,
-            response.session_id.to_string(),
-            roots(shared, cwd),
-            false,
-        )?;
-        *lock(&session.v1_modes) = response.modes.as_option().cloned();
-        if let Folded::V1(state) = &mut *lock(&session.state) {
-            state.config_options = response.config_options.as_option().cloned();
-            state.current_mode = response
-                .modes
-                .as_option()
-                .map(|m| m.current_mode_id.clone());
-        }
-        session
+    let created = if shared.agent.protocol_version == 1 {
+        let request = acp_v1::NewSessionRequest::new(cwd_text, Vec::new());
+        Created::V1(connection.request(&request).await?)
     } else {
-        let response = connection
-            .request(&acp_v2::NewSessionRequest::new(cwd_text))
-            .await?;
-        let session = register(
-            shared,
-            response.session_id.to_string(),
-            roots(shared, cwd),
-            false,
-        )?;
-        if let Folded::V2(state) = &mut *lock(&session.state) {
-            state.config_options = response.config_options.clone();
-        }
-        session
+        let request = acp_v2::NewSessionRequest::new(cwd_text);
+        Created::V2(connection.request(&request).await?)
     };
+    let id = match &created {
+        Created::V1(response) => response.session_id.to_string(),
+        Created::V2(response) => response.session_id.to_string(),
+    };
+    let session = register(shared, id, roots(shared, cwd), false)?;
+    match created {
+        Created::V1(response) => {
+            *lock(&session.v1_modes) = response.modes.as_option().cloned();
+            if let Folded::V1(state) = &mut *lock(&session.state) {
+                state.config_options = response.config_options.into_option();
+                state.current_mode = response.modes.into_option().map(|m| m.current_mode_id);
+            }
+        }
+        Created::V2(response) => {
+            if let Folded::V2(state) = &mut *lock(&session.state) {
+                state.config_options = response.config_options;
+            }
+        }
+    }
     Ok(ClientSession {
         shared: shared.clone(),
         session,

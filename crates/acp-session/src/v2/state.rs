@@ -121,12 +121,28 @@ pub struct SessionState {
     /// again.
     #[serde(skip)]
     pub rejected: Vec<SessionUpdate>,
+    /// Updates that did not decode at all, kept as they came (behind their
+    /// [`SessionState::problems`] entries). A replay cannot send them again as typed updates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecoded: Vec<serde_json::Value>,
 }
 
 impl SessionState {
     /// An empty session.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Records an update that did not decode (`update` as it came, and why), so that nothing
+    /// the agent sent is silently lost.
+    pub fn reject(&mut self, update: serde_json::Value, error: &dyn std::fmt::Display) {
+        let kind = update
+            .get("sessionUpdate")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("(no sessionUpdate)");
+        self.problems
+            .push(format!("`{kind}` update does not decode: {error}"));
+        self.undecoded.push(update);
     }
 
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
