@@ -11,6 +11,7 @@ pub mod meta;
 pub mod neutral;
 mod permission;
 pub mod terminal_text;
+mod undecoded;
 pub mod v1;
 pub mod v2;
 

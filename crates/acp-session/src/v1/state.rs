@@ -225,12 +225,8 @@ impl SessionState {
     /// Records an update that did not decode (`update` as it came, and why), so that nothing the
     /// agent sent is silently lost.
     pub fn reject(&mut self, update: serde_json::Value, error: &dyn std::fmt::Display) {
-        let kind = update
-            .get("sessionUpdate")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("(no sessionUpdate)");
         self.problems
-            .push(format!("`{kind}` update does not decode: {error}"));
+            .push(crate::undecoded::problem(&update, error));
         self.rejected.push(update);
     }
 
