@@ -240,6 +240,22 @@ impl Connection {
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, Error> {
+        self.send_request(method, params, options)
+            .await?
+            .answer()
+            .await
+    }
+
+    /// Writes a request and returns once it is queued for the peer, before anything this side
+    /// sends after it; [`PendingRequest::answer`] then waits for the answer. What is sent after
+    /// the call returns (a notification cancelling the work it asks for, say) cannot overtake
+    /// it.
+    pub async fn send_request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<PendingRequest, Error> {
         let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
         let span = tracing::debug_span!("acp_rpc.request", %id, method);
         let in_flight = self.register(id.clone(), options.on_answer.clone())?;
@@ -249,14 +265,12 @@ impl Connection {
             params,
         })
         .to_json();
-        async move {
-            self.send_line(line).await?;
-            in_flight
-                .wait(options, self.shared.options.request_timeout)
-                .await
-        }
-        .instrument(span)
-        .await
+        self.send_line(line).instrument(span.clone()).await?;
+        Ok(PendingRequest {
+            in_flight,
+            options,
+            span,
+        })
     }
 
     fn register(&self, id: RequestId, on_answer: Option<AnswerHook>) -> Result<InFlight, Error> {
@@ -365,6 +379,33 @@ impl BatchItem {
 }
 
 /// An outgoing request awaiting its answer. Dropped unanswered, it sends `$/cancel_request`.
+/// A request written to the peer and waiting for its answer: see
+/// [`Connection::send_request`]. Dropping it before the answer sends `$/cancel_request` (once).
+pub struct PendingRequest {
+    in_flight: InFlight,
+    options: RequestOptions,
+    span: tracing::Span,
+}
+
+impl std::fmt::Debug for PendingRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingRequest")
+            .field("id", &self.in_flight.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingRequest {
+    /// Waits for the answer (within the request's timeout, honouring its cancellation).
+    pub async fn answer(self) -> Result<Box<RawValue>, Error> {
+        let default_timeout = self.in_flight.connection.shared.options.request_timeout;
+        self.in_flight
+            .wait(self.options, default_timeout)
+            .instrument(self.span)
+            .await
+    }
+}
+
 struct InFlight {
     connection: Connection,
     id: RequestId,

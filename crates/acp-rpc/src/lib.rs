@@ -26,7 +26,7 @@ pub mod order;
 mod outbox;
 pub mod process;
 
-pub use connection::{BatchItem, Connection, CANCEL_REQUEST};
+pub use connection::{BatchItem, Connection, PendingRequest, CANCEL_REQUEST};
 pub use error::{codes, Error, ErrorKind, RpcError};
 pub use handler::{params, result, Handler, RequestContext};
 pub use id::RequestId;

@@ -389,3 +389,21 @@ async fn a_turn_that_ignores_cancellation_ends_after_the_grace() {
         assert!(reply.ends_with("hello"), "v{version}: {reply}");
     }
 }
+
+/// `prompt` returns once the request is written: a `session/cancel` sent right after it cannot
+/// overtake it (it would reach the agent first, find nothing to cancel, and the turn would run).
+#[tokio::test]
+async fn a_cancel_right_after_a_prompt_cancels_it() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        for round in 0..20 {
+            let turn = session.prompt("wait").await.expect("prompt");
+            session.cancel().await.expect("cancel");
+            let outcome = within("the cancelled turn", turn.outcome()).await;
+            let stop = outcome.map(|o| o.stop_reason);
+            assert_eq!(stop, Ok(StopReason::Cancelled), "v{version} round {round}");
+        }
+    }
+}

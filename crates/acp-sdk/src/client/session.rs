@@ -349,11 +349,12 @@ impl ClientSession {
                     lock(&session.turns).finish(&slot, outcome);
                 })
             };
+            let request = acp_v1::PromptRequest::new(id, blocks);
+            let pending = self.send_prompt(&request, ended, &slot).await?;
             let (session, task_slot) = (self.session.clone(), slot.clone());
             tokio::spawn(async move {
-                let request = acp_v1::PromptRequest::new(id, blocks);
-                if let Err(err) = connection.request_with(&request, ended).await {
-                    // A timeout or a failure before sending: the hook did not run.
+                if let Err(err) = pending.answer().await {
+                    // A timeout: the hook did not run.
                     lock(&session.turns).finish(&task_slot, Err(err.into()));
                 }
             });
@@ -369,21 +370,46 @@ impl ClientSession {
                 .graceful(true)
                 .on_answer(move |answer| prompt_answered(&session, &slot, answer))
         };
-        let (session, task_slot) = (self.session.clone(), slot.clone());
         let cancel = acp_v2::CancelSessionNotification::new(id.as_str());
+        let request = acp_v2::PromptRequest::new(id, blocks);
+        let pending = self.send_prompt(&request, accepted, &slot).await?;
+        let (session, task_slot) = (self.session.clone(), slot.clone());
         tokio::spawn(async move {
-            let request = acp_v2::PromptRequest::new(id, blocks);
-            match connection.request_with(&request, accepted).await {
+            match pending.answer().await {
                 // Accepted although its cancellation was asked for: cancel the work it began.
                 Ok(_) if task_slot.cancel_request.is_cancelled() => {
                     let _ = connection.notify(&cancel).await;
                 }
                 Ok(_) => {}
-                // A timeout or a failure before sending: the hook did not run.
+                // A timeout: the hook did not run.
                 Err(err) => lock(&session.turns).finish(&task_slot, Err(err.into())),
             }
         });
         Ok(TurnHandle::new(slot, self.clone()))
+    }
+
+    /// Writes the prompt: once this returns, what is sent next (a cancel) cannot overtake it. A
+    /// prompt that cannot be written ends its turn with the error.
+    async fn send_prompt<R: acp_support::Request>(
+        &self,
+        request: &R,
+        options: RequestOptions,
+        slot: &Arc<TurnSlot>,
+    ) -> Result<acp_rpc::PendingRequest, ClientError> {
+        let written = match serde_json::value::to_raw_value(request) {
+            Ok(params) => {
+                self.shared
+                    .connection
+                    .send_request(R::METHOD, Some(params), options)
+                    .await
+            }
+            Err(err) => Err(acp_rpc::Error::Encode(err)),
+        };
+        written.map_err(|err| {
+            let err = ClientError::from(err);
+            lock(&self.session.turns).finish(slot, Err(err.clone()));
+            err
+        })
     }
 
     /// Cancels the session's work (`session/cancel`): the running turn ends `cancelled`, the
