@@ -6,16 +6,20 @@
 //! - `acp decode FILE|-`: each line classified and decoded, errors naming the field;
 //! - `acp fold FILE|-`: the session state after a transcript;
 //! - `acp lint FILE|-`: a transcript checked against the protocol's lifecycle rules, each
-//!   violation with its line, rule id and the schema's sentence.
+//!   violation with its line, rule id and the schema's sentence;
+//! - `acp check -- AGENT [ARGS...]`: a quick conformance run of an agent over v1 and v2, the lint
+//!   rules applied to what it sent; a summary table, exit 1 on a MUST violation.
 //!
 //! Errors are one line on stderr.
 
 mod chat;
+mod check;
 mod classify;
 mod decode;
 mod fold;
 mod lint;
 mod proxy;
+mod tap;
 mod transcript;
 
 use std::io::BufRead;
@@ -107,6 +111,28 @@ enum Command {
         #[arg(required_unless_present = "rules")]
         file: Option<PathBuf>,
     },
+    /// Run an agent through a quick conformance check over v1 and v2 (exit 1 on a MUST
+    /// violation).
+    Check {
+        /// The versions to check: both, 1 or 2.
+        #[arg(long, default_value = "both", value_parser = ["both", "1", "2"])]
+        protocol: String,
+        /// The sessions' working directory (default: the current one).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// How long each step may take, in seconds.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// The results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write each version's recording to PREFIX.v1.ndjson / PREFIX.v2.ndjson.
+        #[arg(long, value_name = "PREFIX")]
+        record: Option<PathBuf>,
+        /// The agent and its arguments.
+        #[arg(last = true, required = true, value_name = "AGENT")]
+        agent: Vec<String>,
+    },
     /// The state of every session after a transcript, as a client would show it.
     Fold {
         /// Fold as this version instead of the one `initialize` negotiates.
@@ -135,6 +161,15 @@ fn read_lines(file: &PathBuf) -> Result<Vec<transcript::Line>, CliError> {
     result.map_err(|err| CliError::Io(format!("cannot read `{}`: {err}", file.display())))
 }
 
+/// `cwd` made absolute, or the current directory.
+fn working_directory(cwd: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    match cwd {
+        Some(cwd) => std::path::absolute(cwd),
+        None => std::env::current_dir(),
+    }
+    .map_err(|err| CliError::Io(format!("the working directory: {err}")))
+}
+
 async fn run(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
         Command::Chat {
@@ -144,11 +179,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             yes,
             agent,
         } => {
-            let cwd = match cwd {
-                Some(cwd) => std::path::absolute(cwd),
-                None => std::env::current_dir(),
-            }
-            .map_err(|err| CliError::Io(format!("the working directory: {err}")))?;
+            let cwd = working_directory(cwd)?;
             let options = chat::ChatOptions {
                 agent,
                 prompts,
@@ -206,6 +237,28 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             )
             .map_err(|err| CliError::Io(err.to_string()))?;
             Ok(i32::from(!violations.is_empty()))
+        }
+        Command::Check {
+            protocol,
+            cwd,
+            timeout,
+            json,
+            record,
+            agent,
+        } => {
+            let options = check::CheckOptions {
+                record,
+                agent,
+                versions: match protocol.as_str() {
+                    "1" => vec![1],
+                    "2" => vec![2],
+                    _ => vec![1, 2],
+                },
+                cwd: working_directory(cwd)?,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                json,
+            };
+            check::run(&options, &mut std::io::stdout()).await
         }
         Command::Fold {
             protocol,

@@ -306,3 +306,102 @@ fn lint_passes_the_fixtures_and_the_reference_agent_and_finds_a_planted_violatio
         "{stdout}"
     );
 }
+
+/// `acp check` passes the reference agent over v1 and v2, as a table and as JSON.
+#[test]
+fn check_passes_the_reference_agent() {
+    let agent = reference_agent();
+    let output = Command::new(ACP)
+        .args([
+            "check",
+            "--timeout",
+            "20",
+            "--",
+            &agent,
+            "--step-delay-ms=1",
+        ])
+        .output()
+        .expect("acp runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for row in [
+        "initialize",
+        "session/new",
+        "prompt",
+        "cancel",
+        "session/list",
+        "session/close",
+        "resume with replay",
+        "unknown method",
+        "relative cwd",
+        "lint",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no `{row}` row: {stdout}"));
+        assert_eq!(line.matches("| ok: ").count(), 2, "{line}");
+    }
+    assert!(stdout.contains("ended Cancelled"), "{stdout}");
+
+    let output = Command::new(ACP)
+        .args([
+            "check",
+            "--json",
+            "--protocol",
+            "2",
+            "--",
+            &agent,
+            "--step-delay-ms=1",
+        ])
+        .output()
+        .expect("acp runs");
+    assert_eq!(output.status.code(), Some(0));
+    let runs: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(runs[0]["version"], 2);
+    assert_eq!(runs[0]["steps"][0][1]["status"], "ok");
+    assert_eq!(runs[0]["violations"], serde_json::json!([]));
+}
+
+/// `acp check` fails a deliberately broken v1 agent: the MUSTs it breaks are named, and v2,
+/// which it does not speak, is skipped.
+#[test]
+fn check_fails_a_broken_agent_and_names_what_it_broke() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/broken_v1.py");
+    let output = Command::new(ACP)
+        .args(["check", "--timeout", "10", "--", "python3"])
+        .arg(&script)
+        .output()
+        .expect("acp runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no `{name}` row: {stdout}"))
+            .to_owned()
+    };
+    assert!(
+        row("initialize").contains("ok: broken-v1 0.0.1"),
+        "{stdout}"
+    );
+    assert!(
+        row("initialize").contains("skip: offered v2 alone, the agent chose v1"),
+        "{stdout}"
+    );
+    assert!(
+        row("unknown method").contains("FAIL: answered a result"),
+        "{stdout}"
+    );
+    assert!(row("lint").contains("FAIL: 1 violations"), "{stdout}");
+    assert!(
+        row("lint").contains("skip: another version chosen"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("v1/cancel-stop-reason"), "{stdout}");
+    assert!(
+        row("session/list").contains("skip: not advertised"),
+        "{stdout}"
+    );
+}
