@@ -100,6 +100,9 @@ const STEPS: [&str; 9] = [
     "relative cwd",
 ];
 
+/// Where the bad-input steps begin in [`STEPS`].
+const BAD_INPUT: usize = 7;
+
 async fn within<T>(
     timeout: Duration,
     future: impl Future<Output = Result<T, ClientError>>,
@@ -124,7 +127,13 @@ impl Driver {
 
     /// Every step not run yet is skipped, for `why`.
     fn skip_rest(&mut self, why: &str) {
-        for step in STEPS.iter().skip(self.steps.len()) {
+        self.skip_until(STEPS.len(), why);
+    }
+
+    /// The steps not run yet before step `end` are skipped, for `why`.
+    fn skip_until(&mut self, end: usize, why: &str) {
+        while self.steps.len() < end {
+            let step = STEPS[self.steps.len()];
             self.steps.push((step, Verdict::Skipped(why.to_owned())));
         }
     }
@@ -361,17 +370,17 @@ async fn drive(driver: &mut Driver, client: &Client, cwd: &PathBuf) {
             driver.record("session/new", Verdict::Ok(session.id().to_owned()));
             session
         }
-        Err(err) if err.contains("-32000") => {
-            driver.record(
-                "session/new",
-                Verdict::Skipped(format!("authentication required ({err})")),
-            );
-            driver.skip_rest("authentication required");
-            return;
-        }
         Err(err) => {
-            driver.record("session/new", Verdict::Failed(err));
-            driver.skip_rest("no session");
+            // The bad-input steps need no session: they still run.
+            let (verdict, why) = if err.contains("-32000") {
+                let verdict = Verdict::Skipped(format!("authentication required ({err})"));
+                (verdict, "authentication required")
+            } else {
+                (Verdict::Failed(err), "no session")
+            };
+            driver.record("session/new", verdict);
+            driver.skip_until(BAD_INPUT, why);
+            driver.bad_input(client).await;
             return;
         }
     };

@@ -2,7 +2,9 @@
 //! pass, as a transcript `acp lint` can check: what `acp check` says to an agent and what the
 //! agent answers.
 //!
-//! Both halves append to one [`Log`] behind a mutex, held for the copy of one read or write.
+//! Both halves append to one [`Log`] behind a mutex, held for the copy of one read, and across
+//! one write (a non-blocking poll), so the recording's order is causal: an answer is never
+//! recorded before what it answers.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -109,10 +111,13 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for TapWriter<W> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        // The log stays locked across the write: the agent cannot answer bytes it has not
+        // received, so its answer is recorded after them whichever thread reads it.
+        let log = self.log.clone();
+        let mut log = lock(&log);
         let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(written)) = polled {
-            let log = self.log.clone();
-            lock(&log).record(Side::Client, &buf[..written]);
+            log.record(Side::Client, &buf[..written]);
         }
         polled
     }
