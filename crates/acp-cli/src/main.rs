@@ -1,6 +1,7 @@
 //! `acp`: the command-line tool for people who build and use ACP agents.
 //!
-//! - `acp chat --prompt TEXT -- AGENT [ARGS...]`: prompt any agent, v1 or v2, and print the reply;
+//! - `acp chat -- AGENT [ARGS...]`: chat with any agent, v1 or v2, in the terminal; with
+//!   `--prompt TEXT`, prompt it and print the reply;
 //! - `acp proxy [--record FILE] -- AGENT [ARGS...]`: between an editor and an agent, forwarding
 //!   every byte unchanged, decoding on the side, recording a transcript;
 //! - `acp decode FILE|-`: each line classified and decoded, errors naming the field;
@@ -17,6 +18,7 @@ mod check;
 mod classify;
 mod decode;
 mod fold;
+mod interactive;
 mod lint;
 mod proxy;
 mod tap;
@@ -55,10 +57,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Prompt an agent and print its reply (`--prompt` runs non-interactively).
+    /// Chat with an agent in the terminal (`--prompt` runs non-interactively).
     Chat {
-        /// A prompt (repeatable); the exit code comes from the last turn's stop reason.
-        #[arg(long = "prompt", value_name = "TEXT", required = true)]
+        /// A prompt (repeatable): run them, print the replies and exit with the last turn's stop
+        /// reason. Without one the chat is interactive.
+        #[arg(long = "prompt", value_name = "TEXT")]
         prompts: Vec<String>,
         /// The versions to offer: auto (v2, v1 when the agent chooses it), 1 or 2.
         #[arg(long, default_value = "auto", value_parser = ["auto", "1", "2"])]
@@ -191,7 +194,11 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 cwd,
                 yes,
             };
-            chat::run(&options).await
+            if options.prompts.is_empty() {
+                interactive::run(&options).await
+            } else {
+                chat::run(&options).await
+            }
         }
         Command::Proxy {
             record,

@@ -1,0 +1,390 @@
+//! `acp chat -- AGENT` without `--prompt`: an interactive terminal client for any agent, v1 or
+//! v2. Agent text streams as it arrives, thoughts dimmed, tool calls as status lines (updated in
+//! place on a terminal), plans as checklists, terminal output as sanitised text; permission
+//! requests are answered by the user; Ctrl-C cancels the running turn and a second one quits;
+//! `/help` lists the commands (auth, config options, the agent's own slash commands).
+//!
+//! Input: one thread owns the line editor (rustyline: editing and history) and serves every
+//! line asked for, the next prompt's and a permission answer's alike, in the order asked, so
+//! two readers never compete for the terminal. While a turn runs the terminal is not in raw
+//! mode, and Ctrl-C arrives as SIGINT (`tokio::signal`).
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use acp_sdk::client::{ClientSession, Event, Folded, PermissionRequest, StopReason, ToolStatus};
+use acp_sdk::{Client, ClientOptions, StepStatus};
+use rustyline::error::ReadlineError;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::chat::ChatOptions;
+use crate::CliError;
+
+/// Why no line came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoLine {
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D, or input closed.
+    Closed,
+}
+
+type LineRequest = (String, oneshot::Sender<Result<String, NoLine>>);
+
+/// The input thread: lines read with the editor, one request at a time.
+#[derive(Clone)]
+struct Input {
+    requests: mpsc::UnboundedSender<LineRequest>,
+}
+
+impl Input {
+    fn start() -> Result<Self, CliError> {
+        let mut editor = rustyline::DefaultEditor::new()
+            .map_err(|err| CliError::Io(format!("the line editor: {err}")))?;
+        let (requests, mut pending) = mpsc::unbounded_channel::<LineRequest>();
+        std::thread::spawn(move || {
+            while let Some((prompt, reply)) = pending.blocking_recv() {
+                let line = match editor.readline(&prompt) {
+                    Ok(line) => {
+                        if !line.trim().is_empty() {
+                            let _ = editor.add_history_entry(line.as_str());
+                        }
+                        Ok(line)
+                    }
+                    Err(ReadlineError::Interrupted) => Err(NoLine::Interrupted),
+                    Err(_) => Err(NoLine::Closed),
+                };
+                let _ = reply.send(line);
+            }
+        });
+        Ok(Self { requests })
+    }
+
+    async fn line(&self, prompt: &str) -> Result<String, NoLine> {
+        let (reply, answer) = oneshot::channel();
+        if self.requests.send((prompt.to_owned(), reply)).is_err() {
+            return Err(NoLine::Closed);
+        }
+        answer.await.unwrap_or(Err(NoLine::Closed))
+    }
+}
+
+/// How output is drawn: colour and in-place updates only on a terminal.
+struct Screen {
+    tty: bool,
+    /// The tool call whose status line the cursor is on, if it is on one.
+    tool_line: Option<String>,
+}
+
+impl Screen {
+    fn print(&mut self, text: &str) {
+        let mut out = std::io::stdout();
+        let _ = write!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn line(&mut self, text: &str) {
+        self.end_tool_line();
+        self.print(&format!("{text}\n"));
+    }
+
+    fn dim(&self, text: &str) -> String {
+        if self.tty {
+            format!("\x1b[2m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn end_tool_line(&mut self) {
+        if self.tool_line.take().is_some() {
+            self.print("\n");
+        }
+    }
+
+    fn tool(&mut self, id: &str, title: &str, status: &ToolStatus) {
+        let status = match status {
+            ToolStatus::Pending => "pending".to_owned(),
+            ToolStatus::InProgress => "running".to_owned(),
+            ToolStatus::Completed => "done".to_owned(),
+            ToolStatus::Failed => "failed".to_owned(),
+            other => format!("{other:?}"),
+        };
+        let text = format!("[tool] {title}: {status}");
+        if self.tty && self.tool_line.as_deref() == Some(id) {
+            self.print(&format!("\r\x1b[K{text}"));
+        } else if self.tty {
+            self.end_tool_line();
+            self.print(&text);
+            self.tool_line = Some(id.to_owned());
+        } else {
+            self.line(&text);
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Text(text) => {
+                self.end_tool_line();
+                self.print(&text);
+            }
+            Event::Thought(text) => {
+                self.end_tool_line();
+                let dimmed = self.dim(&text);
+                self.print(&dimmed);
+            }
+            Event::ToolCall { id, title, status } => self.tool(&id, &title, &status),
+            Event::TerminalOutput { text, .. } => {
+                self.end_tool_line();
+                self.print(&text);
+            }
+            Event::Plan(steps) => {
+                self.line("[plan]");
+                for (step, status) in steps {
+                    let mark = match status {
+                        StepStatus::Completed => "[x]",
+                        StepStatus::InProgress => "[~]",
+                        _ => "[ ]",
+                    };
+                    self.line(&format!("  {mark} {step}"));
+                }
+            }
+            Event::Problem(problem) => self.line(&format!("[problem] {problem}")),
+            Event::Lagged(n) => self.line(&format!("[{n} events not shown]")),
+            _ => {}
+        }
+    }
+}
+
+/// Asks the user to choose among the request's options.
+async fn ask(input: &Input, request: PermissionRequest) -> Option<String> {
+    let mut text = format!("\n[permission] {}\n", request.title);
+    for (index, choice) in request.options.iter().enumerate() {
+        text.push_str(&format!(
+            "  {}) {} ({})\n",
+            index + 1,
+            choice.name,
+            choice.kind
+        ));
+    }
+    text.push_str("  Enter dismisses.");
+    println!("{text}");
+    let answer = input.line("choice> ").await.ok()?;
+    let index: usize = answer.trim().parse().ok()?;
+    request
+        .options
+        .get(index.checked_sub(1)?)
+        .map(|choice| choice.id.clone())
+}
+
+const HELP: &str = "/help  this list
+/quit  leave (also Ctrl-D, or Ctrl-C twice)
+/auth METHOD  log in with one of the agent's methods
+/set ID VALUE  set a configuration option (mode, model...)
+/state  the session as folded so far
+Ctrl-C during a turn cancels it.
+Any other line is a prompt; the agent's own slash commands (/name) go to it as prompts.";
+
+/// The slash commands the agent offers in `session`, as `/name`.
+fn agent_commands(session: &ClientSession) -> Vec<String> {
+    match session.folded() {
+        Folded::V1(state) => state
+            .available_commands
+            .iter()
+            .flatten()
+            .map(|c| format!("/{}", c.name))
+            .collect(),
+        Folded::V2(state) => state
+            .available_commands
+            .iter()
+            .flatten()
+            .filter_map(|c| match c {
+                acp_v2::AvailableCommand::Command(command) => Some(format!("/{}", command.name)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The session, created on first use (after `/auth` when the agent asks for login).
+async fn session(
+    client: &Client,
+    held: &mut Option<ClientSession>,
+    options: &ChatOptions,
+    screen: &mut Screen,
+) -> Option<ClientSession> {
+    if held.is_none() {
+        match client.new_session(&options.cwd).await {
+            Ok(session) => *held = Some(session),
+            Err(err) => {
+                screen.line(&format!("[error] session/new: {err}"));
+                let methods = &client.agent().auth_methods;
+                if !methods.is_empty() {
+                    let ids: Vec<&str> = methods.iter().map(|m| m.id.as_str()).collect();
+                    screen.line(&format!(
+                        "[login] the agent offers: /auth {}",
+                        ids.join(" | /auth ")
+                    ));
+                }
+            }
+        }
+    }
+    held.clone()
+}
+
+/// Runs one turn, Ctrl-C cancelling it; `false` when the user asked to quit (a second Ctrl-C).
+async fn turn(session: &ClientSession, text: String, screen: &mut Screen) -> bool {
+    let mut turn = match session.prompt(text).await {
+        Ok(turn) => turn,
+        Err(err) => {
+            screen.line(&format!("[error] {err}"));
+            return true;
+        }
+    };
+    let mut interrupts = 0;
+    loop {
+        tokio::select! {
+            event = turn.next_event() => match event {
+                Some(event) => screen.event(event),
+                None => break,
+            },
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    screen.line("[quit]");
+                    return false;
+                }
+                screen.line("[cancelling: Ctrl-C again quits]");
+                if let Err(err) = turn.cancel().await {
+                    screen.line(&format!("[error] cancel: {err}"));
+                }
+            }
+        }
+    }
+    screen.end_tool_line();
+    match turn.outcome().await {
+        Ok(outcome) => {
+            let reason = match outcome.stop_reason {
+                StopReason::EndTurn => "done".to_owned(),
+                other => format!("{other:?}"),
+            };
+            let note = screen.dim(&format!("[{reason}]"));
+            screen.print(&format!("\n{note}\n"));
+        }
+        Err(err) => screen.line(&format!("\n[error] {err}")),
+    }
+    true
+}
+
+/// The interactive loop.
+pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
+    let Some((program, args)) = options.agent.split_first() else {
+        return Err(CliError::Usage("give the agent to run after `--`".into()));
+    };
+    let input = Input::start()?;
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    let asking = input.clone();
+    let yes = options.yes;
+    // One permission question at a time: the agent may ask several at once.
+    let one_at_a_time = Arc::new(tokio::sync::Mutex::new(()));
+    let client_options = ClientOptions::new()
+        .info("acp", env!("CARGO_PKG_VERSION"))
+        .protocol(options.protocol)
+        .on_permission(move |request| {
+            let (input, gate) = (asking.clone(), one_at_a_time.clone());
+            async move {
+                if yes {
+                    return request
+                        .options
+                        .iter()
+                        .find(|c| c.allows())
+                        .map(|c| c.id.clone());
+                }
+                let _turn = gate.lock().await;
+                ask(&input, request).await
+            }
+        });
+    let client = Client::spawn(command, client_options)
+        .await
+        .map_err(|err| CliError::Agent(err.to_string()))?;
+    let mut screen = Screen {
+        tty: std::io::stdout().is_terminal(),
+        tool_line: None,
+    };
+    let agent = client.agent();
+    screen.line(&format!(
+        "{} {} (protocol v{}); /help for commands",
+        agent.title.as_deref().unwrap_or(&agent.name),
+        agent.version,
+        agent.protocol_version
+    ));
+    let mut held: Option<ClientSession> = None;
+    let mut interrupted = false;
+    loop {
+        let line = match input.line("> ").await {
+            Ok(line) => line,
+            Err(NoLine::Interrupted) if !interrupted => {
+                interrupted = true;
+                screen.line("(Ctrl-C again, Ctrl-D or /quit leaves)");
+                continue;
+            }
+            Err(_) => break,
+        };
+        interrupted = false;
+        let line = line.trim().to_owned();
+        let mut words = line.split_whitespace();
+        match words.next() {
+            None => {}
+            Some("/quit") => break,
+            Some("/help") => {
+                screen.line(HELP);
+                let known = held.as_ref().map(agent_commands).unwrap_or_default();
+                if !known.is_empty() {
+                    screen.line(&format!("the agent's commands: {}", known.join(" ")));
+                }
+            }
+            Some("/auth") => match words.next() {
+                Some(method) => match client.authenticate(method).await {
+                    Ok(()) => screen.line("[login] done"),
+                    Err(err) => screen.line(&format!("[error] {err}")),
+                },
+                None => screen.line("/auth METHOD"),
+            },
+            Some("/set") => match (words.next(), words.next()) {
+                (Some(id), Some(value)) => {
+                    if let Some(session) = session(&client, &mut held, options, &mut screen).await {
+                        match session.set_config_option(id, value).await {
+                            Ok(()) => screen.line(&format!("[set] {id} = {value}")),
+                            Err(err) => screen.line(&format!("[error] {err}")),
+                        }
+                    }
+                }
+                _ => screen.line("/set ID VALUE"),
+            },
+            Some("/state") => {
+                if let Some(session) = &held {
+                    let state = session.state();
+                    screen.line(&format!(
+                        "{} messages, {} tool calls, {} plan steps, {} problems",
+                        state.messages.len(),
+                        state.tool_calls.len(),
+                        state.plan.len(),
+                        state.problems.len()
+                    ));
+                }
+            }
+            Some(_) => {
+                let Some(session) = session(&client, &mut held, options, &mut screen).await else {
+                    continue;
+                };
+                if !turn(&session, line, &mut screen).await {
+                    break;
+                }
+            }
+        }
+    }
+    client.shutdown().await;
+    Ok(0)
+}
