@@ -65,6 +65,19 @@ pub const V1_CANCEL: Rule = Rule {
     sentence: "This stop reason MUST be returned when the client sends a `session/cancel` notification, even if the cancellation causes exceptions in underlying operations.",
 };
 
+/// Closing a v2 session that runs foreground work ends that work `cancelled` first.
+pub const V2_CLOSE_CANCEL: Rule = Rule {
+    id: "v2/close-reports-cancelled",
+    source: "CloseSessionRequest",
+    sentence: "When closing cancels active foreground work, the Agent MUST send the final updates for that work and the idle `state_update` with `stopReason: \"cancelled\"` before responding successfully to `session/close`.",
+};
+/// Nothing about a v2 session after its close response.
+pub const V2_AFTER_CLOSE: Rule = Rule {
+    id: "v2/silent-after-close",
+    source: "CloseSessionRequest",
+    sentence: "After the close response, the Agent sends no other messages for the session on that connection.",
+};
+
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
     DECODE,
@@ -73,6 +86,8 @@ pub const RULES: &[Rule] = &[
     V2_CANCEL,
     V2_REQUIRES_ACTION,
     V2_RESUME_STATE,
+    V2_CLOSE_CANCEL,
+    V2_AFTER_CLOSE,
     V1_CANCEL,
 ];
 
@@ -105,6 +120,11 @@ struct Session {
     v1_prompts: HashMap<String, usize>,
     /// Resumes in flight: request id → (line, whether a state update came).
     resumes: HashMap<String, (usize, bool)>,
+    /// A close in flight while foreground work ran: (its line, whether the idle `cancelled`
+    /// came).
+    closing: Option<(usize, bool)>,
+    /// The line of the close response, until the session is reopened.
+    closed_at: Option<usize>,
 }
 
 /// The checker's memory of a transcript.
@@ -157,6 +177,12 @@ impl Checker {
                     }
                     ("session/resume", Some(id)) if version == 2 => {
                         state.resumes.insert(id.clone(), (line, false));
+                        state.closed_at = None;
+                    }
+                    ("session/close", Some(_)) if version == 2 => {
+                        let busy =
+                            matches!(state.state.as_deref(), Some("running" | "requires_action"));
+                        state.closing = busy.then_some((line, false));
                     }
                     _ => {}
                 }
@@ -213,6 +239,16 @@ impl Checker {
                             state.awaiting_running.remove(&id);
                         }
                     }
+                    "session/close" if version == 2 && result.is_some() => {
+                        if let Some((request_line, false)) = state.closing.take() {
+                            self.violate(line, V2_CLOSE_CANCEL, format!(
+                                "session/close of `{session}` (line {request_line}) ended running work with no idle `cancelled` before its response"
+                            ));
+                        }
+                        let state = self.sessions.entry(session.clone()).or_default();
+                        state.closed_at = Some(line);
+                        state.state = Some("idle".into());
+                    }
                     "session/resume" => {
                         if let Some((request_line, saw_state)) = state.resumes.remove(&id) {
                             if result.is_some() && !saw_state {
@@ -237,6 +273,21 @@ impl Checker {
         let mut found = Vec::new();
         {
             let state = self.sessions.entry(session.clone()).or_default();
+            if let Some(closed) = state.closed_at.take() {
+                // Reported once; the session counts as gone until it is reopened.
+                found.push((
+                    V2_AFTER_CLOSE,
+                    format!("`{kind}` for `{session}` after its close response on line {closed}"),
+                ));
+            }
+            if kind == "state_update"
+                && update.get("state").and_then(Value::as_str) == Some("idle")
+                && update.get("stopReason").and_then(Value::as_str) == Some("cancelled")
+            {
+                if let Some(closing) = &mut state.closing {
+                    closing.1 = true;
+                }
+            }
             for resume in state.resumes.values_mut() {
                 if kind == "state_update" {
                     resume.1 = true;
@@ -438,6 +489,34 @@ mod tests {
                 "v2/resume-state-before-response",
                 "decode",
             ]
+        );
+    }
+
+    #[test]
+    fn a_close_of_running_work_reports_it_cancelled_then_stays_silent() {
+        let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message","messageId":"u1","content":[{"type":"text","text":"hi"}]}}}
+{"jsonrpc":"2.0","id":1,"result":{"messageId":"u1"}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"running"}}}
+{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s"}}
+"#;
+        let good = format!(
+            "{INIT}{prompt}{}",
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"cancelled"}}}
+{"jsonrpc":"2.0","id":2,"result":{}}
+"#
+        );
+        assert_eq!(lint(&good), Vec::<&str>::new());
+        let bad = format!(
+            "{INIT}{prompt}{}",
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"cancelled"}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"late"}}}}
+"#
+        );
+        assert_eq!(
+            lint(&bad),
+            ["v2/close-reports-cancelled", "v2/silent-after-close"]
         );
     }
 
