@@ -199,6 +199,9 @@ impl Driver {
                 Err(err) => Verdict::Failed(err),
             }
         } else {
+            // The client lets the session go (a v1 close without the method is a cancel), so a
+            // resume can reopen it.
+            let _ = within(self.timeout, session.close()).await;
             Verdict::Skipped("not advertised".into())
         };
         let was_closed = matches!(closed, Verdict::Ok(_));

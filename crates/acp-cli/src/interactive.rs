@@ -213,9 +213,17 @@ async fn session(
     held: &mut Option<ClientSession>,
     options: &ChatOptions,
     screen: &mut Screen,
+    interrupts: &mut Interrupts,
 ) -> Option<ClientSession> {
     if held.is_none() {
-        match client.new_session(&options.cwd).await {
+        let Some(created) = interrupts
+            .or_interrupt(client.new_session(&options.cwd))
+            .await
+        else {
+            screen.line("[interrupted]");
+            return None;
+        };
+        match created {
             Ok(session) => *held = Some(session),
             Err(err) => {
                 screen.line(&format!("[error] session/new: {err}"));
@@ -233,8 +241,60 @@ async fn session(
     held.clone()
 }
 
+/// Ctrl-C while the terminal is not in raw mode (a turn runs, a call waits): one listener for
+/// the whole chat, so no press is lost between two polls.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn new() -> Result<Self, CliError> {
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+                .map_err(|err| CliError::Io(format!("listening for Ctrl-C: {err}")))?,
+        })
+    }
+
+    /// The next Ctrl-C.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            self.signal.recv().await;
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+
+    /// Forgets presses made at the prompt's line editor's edges, before a new wait.
+    async fn forget(&mut self) {
+        while tokio::time::timeout(std::time::Duration::ZERO, self.next())
+            .await
+            .is_ok()
+        {}
+    }
+
+    /// Runs `call`, or gives `None` when Ctrl-C comes first.
+    async fn or_interrupt<T>(&mut self, call: impl std::future::Future<Output = T>) -> Option<T> {
+        self.forget().await;
+        tokio::select! {
+            value = call => Some(value),
+            () = self.next() => None,
+        }
+    }
+}
+
 /// Runs one turn, Ctrl-C cancelling it; `false` when the user asked to quit (a second Ctrl-C).
-async fn turn(session: &ClientSession, text: String, screen: &mut Screen) -> bool {
+async fn turn(
+    session: &ClientSession,
+    text: String,
+    screen: &mut Screen,
+    interrupts: &mut Interrupts,
+) -> bool {
+    interrupts.forget().await;
     let mut turn = match session.prompt(text).await {
         Ok(turn) => turn,
         Err(err) => {
@@ -242,16 +302,16 @@ async fn turn(session: &ClientSession, text: String, screen: &mut Screen) -> boo
             return true;
         }
     };
-    let mut interrupts = 0;
+    let mut pressed = 0;
     loop {
         tokio::select! {
             event = turn.next_event() => match event {
                 Some(event) => screen.event(event),
                 None => break,
             },
-            _ = tokio::signal::ctrl_c() => {
-                interrupts += 1;
-                if interrupts > 1 {
+            () = interrupts.next() => {
+                pressed += 1;
+                if pressed > 1 {
                     screen.line("[quit]");
                     return false;
                 }
@@ -321,6 +381,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
         agent.protocol_version
     ));
     let mut held: Option<ClientSession> = None;
+    let mut interrupts = Interrupts::new()?;
     let mut interrupted = false;
     loop {
         let line = match input.line("> ").await {
@@ -346,18 +407,22 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                 }
             }
             Some("/auth") => match words.next() {
-                Some(method) => match client.authenticate(method).await {
-                    Ok(()) => screen.line("[login] done"),
-                    Err(err) => screen.line(&format!("[error] {err}")),
+                Some(method) => match interrupts.or_interrupt(client.authenticate(method)).await {
+                    Some(Ok(())) => screen.line("[login] done"),
+                    Some(Err(err)) => screen.line(&format!("[error] {err}")),
+                    None => screen.line("[interrupted]"),
                 },
                 None => screen.line("/auth METHOD"),
             },
             Some("/set") => match (words.next(), words.next()) {
                 (Some(id), Some(value)) => {
-                    if let Some(session) = session(&client, &mut held, options, &mut screen).await {
-                        match session.set_config_option(id, value).await {
-                            Ok(()) => screen.line(&format!("[set] {id} = {value}")),
-                            Err(err) => screen.line(&format!("[error] {err}")),
+                    let opened = session(&client, &mut held, options, &mut screen, &mut interrupts);
+                    if let Some(session) = opened.await {
+                        let set = session.set_config_option(id, value);
+                        match interrupts.or_interrupt(set).await {
+                            Some(Ok(())) => screen.line(&format!("[set] {id} = {value}")),
+                            Some(Err(err)) => screen.line(&format!("[error] {err}")),
+                            None => screen.line("[interrupted]"),
                         }
                     }
                 }
@@ -376,10 +441,11 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                 }
             }
             Some(_) => {
-                let Some(session) = session(&client, &mut held, options, &mut screen).await else {
+                let opened = session(&client, &mut held, options, &mut screen, &mut interrupts);
+                let Some(session) = opened.await else {
                     continue;
                 };
-                if !turn(&session, line, &mut screen).await {
+                if !turn(&session, line, &mut screen, &mut interrupts).await {
                     break;
                 }
             }

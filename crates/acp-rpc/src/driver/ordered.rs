@@ -44,7 +44,9 @@ pub(super) fn deliver(connection: &Connection, response: Response) {
         tracing::warn!(error = ?response.outcome.err(), "the peer reported an error about an unreadable message");
         return;
     };
-    match lock(&connection.shared.pending).remove(&id) {
+    // Taken out first: the answer's hook runs without the lock (it may drop other requests).
+    let pending = lock(&connection.shared.pending).remove(&id);
+    match pending {
         Some(pending) => pending.answer(response.outcome.map_err(Error::Rpc)),
         None => tracing::debug!(%id, "ignoring a response to no pending request"),
     }

@@ -214,7 +214,8 @@ impl Client {
         let handler = ClientHandler::new(sessions.clone(), diagnostics.clone(), options.clone());
         let (connection, _task) =
             Connection::spawn(reader, writer, handler, options.connection.clone());
-        // No update can arrive once the connection has closed: no turn waits for one then.
+        // No update can arrive once the connection has closed: no turn waits for one then, and no
+        // terminal the agent started outlives it.
         tokio::spawn({
             let (connection, sessions) = (connection.clone(), sessions.clone());
             async move {
@@ -224,6 +225,8 @@ impl Client {
                 let sessions: Vec<_> = session::lock(&sessions).values().cloned().collect();
                 for session in sessions {
                     session::lock(&session.turns).fail_all(&err);
+                    // Nothing can use them any more: what the agent started goes.
+                    session.terminals.release_all().await;
                 }
             }
         });

@@ -69,7 +69,7 @@ pub type PermissionHandler = Arc<
 /// The local services a v1 agent may call (`fs/*`, `terminal/*`), confined to the session's
 /// working directory and additional directories. Off unless enabled; writes and commands each
 /// need their own switch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LocalServices {
     /// `fs/read_text_file` inside the roots.
@@ -87,13 +87,23 @@ pub struct LocalServices {
     pub extra_roots: Vec<PathBuf>,
 }
 
+impl Default for LocalServices {
+    /// The same as [`LocalServices::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl LocalServices {
     /// Nothing enabled; 1 MiB output limit; 16 terminals per session.
     pub fn new() -> Self {
         Self {
+            read_files: false,
+            write_files: false,
+            terminals: false,
             output_limit: 1 << 20,
             max_terminals: 16,
-            ..Self::default()
+            extra_roots: Vec::new(),
         }
     }
 

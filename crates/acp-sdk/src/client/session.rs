@@ -1,7 +1,8 @@
 //! [`ClientSession`]: one session seen from the client, in either version.
 //!
 //! Locking: `state` and `turns` are taken together only in the connection's notification
-//! handler, `turns` first and then `state` (see `handler.rs`); everywhere else one at a time.
+//! handler and in a v1 `prompt` (folding the user's prompt), `turns` first and then `state`;
+//! everywhere else one at a time.
 //! None is held across an `.await`.
 
 use std::path::{Path, PathBuf};
@@ -132,6 +133,21 @@ fn cwd_string(cwd: &Path) -> Result<String, ClientError> {
         )));
     }
     Ok(cwd.to_string_lossy().into_owned())
+}
+
+/// A turn whose prompt is not written yet: ended if dropped so.
+struct Unsent<'a> {
+    session: &'a SessionShared,
+    slot: Option<Arc<TurnSlot>>,
+}
+
+impl Drop for Unsent<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let dropped = ClientError::Usage("the prompt was dropped before it was sent".into());
+            lock(&self.session.turns).finish(&slot, Err(dropped));
+        }
+    }
 }
 
 /// A `session/new` answer, in the version spoken.
@@ -396,6 +412,12 @@ impl ClientSession {
         options: RequestOptions,
         slot: &Arc<TurnSlot>,
     ) -> Result<acp_rpc::PendingRequest, ClientError> {
+        // Dropped before the prompt is written (the caller's future cancelled while the outbox
+        // is full): the turn ends, so the session is not left with a turn that never runs.
+        let unsent = Unsent {
+            session: &self.session,
+            slot: Some(slot.clone()),
+        };
         let written = match serde_json::value::to_raw_value(request) {
             Ok(params) => {
                 self.shared
@@ -405,6 +427,8 @@ impl ClientSession {
             }
             Err(err) => Err(acp_rpc::Error::Encode(err)),
         };
+        let mut unsent = unsent;
+        unsent.slot = None;
         written.map_err(|err| {
             let err = ClientError::from(err);
             lock(&self.session.turns).finish(slot, Err(err.clone()));

@@ -116,16 +116,6 @@ impl Terminals {
         if !services.terminals {
             return Err(refused("`terminal/create`"));
         }
-        let live = lock(&self.map).len();
-        if live >= services.max_terminals {
-            return Err(RpcError::new(
-                codes::INTERNAL_ERROR,
-                format!(
-                    "this session already has {live} terminals, this client's limit: release one first"
-                ),
-            )
-            .with_data(serde_json::json!({ "reason": "overloaded", "limit": services.max_terminals })));
-        }
         let cwd = match request.cwd.as_option() {
             Some(cwd) => confine(cwd, roots, false)?,
             None => roots
@@ -151,13 +141,40 @@ impl Terminals {
         // Its own group: a kill reaches what it started.
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command.spawn().map_err(|err| {
-            RpcError::invalid_params(format!("`command` `{}`: {err}", request.command))
-        })?;
+        // The place is taken before the command starts, under one lock with the count: two
+        // creates at once cannot both pass the limit.
+        let id = format!("term_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let (kill_tx, kill_rx) = tokio::sync::mpsc::channel(1);
         let output = Arc::new(Mutex::new(Output {
             limit: limit.max(1),
             ..Output::default()
         }));
+        {
+            let mut map = lock(&self.map);
+            if map.len() >= services.max_terminals {
+                return Err(RpcError::new(
+                    codes::INTERNAL_ERROR,
+                    format!(
+                        "this session already has {} terminals, this client's limit: release one first",
+                        map.len()
+                    ),
+                )
+                .with_data(serde_json::json!({ "reason": "overloaded", "limit": services.max_terminals })));
+            }
+            map.insert(
+                id.clone(),
+                Terminal {
+                    output: output.clone(),
+                    exit: exit_rx,
+                    kill: kill_tx,
+                },
+            );
+        }
+        let mut child = command.spawn().map_err(|err| {
+            lock(&self.map).remove(&id);
+            RpcError::invalid_params(format!("`command` `{}`: {err}", request.command))
+        })?;
         let mut readers = Vec::new();
         if let Some(stdout) = child.stdout.take() {
             readers.push(tokio::spawn(pump(stdout, output.clone())));
@@ -165,18 +182,7 @@ impl Terminals {
         if let Some(stderr) = child.stderr.take() {
             readers.push(tokio::spawn(pump(stderr, output.clone())));
         }
-        let (exit_tx, exit_rx) = watch::channel(None);
-        let (kill_tx, kill_rx) = tokio::sync::mpsc::channel(1);
         tokio::spawn(supervise(child, readers, exit_tx, kill_rx));
-        let id = format!("term_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        lock(&self.map).insert(
-            id.clone(),
-            Terminal {
-                output,
-                exit: exit_rx,
-                kill: kill_tx,
-            },
-        );
         Ok(acp_v1::CreateTerminalResponse::new(id))
     }
 
@@ -273,11 +279,11 @@ async fn pump(mut stream: impl tokio::io::AsyncRead + Unpin, output: Arc<Mutex<O
     }
 }
 
-/// Sends SIGKILL to the command's process group (the command itself when that fails).
-fn kill_group(child: &mut Child) {
+/// Sends SIGKILL to process group `group` (the command's, whose id is its pid, read at spawn:
+/// tokio forgets the pid once the child is reaped), or to the command itself when that fails.
+fn kill_group(group: Option<u32>, child: &mut Child) {
     #[cfg(unix)]
-    if let Some(pid) = child
-        .id()
+    if let Some(pid) = group
         .and_then(|id| i32::try_from(id).ok())
         .and_then(rustix::process::Pid::from_raw)
     {
@@ -288,19 +294,22 @@ fn kill_group(child: &mut Child) {
     let _ = child.start_kill();
 }
 
-/// Waits for the command (or kills its group when asked), then for its output within a grace
-/// (a grandchild may hold the pipes open for ever), then reports the exit. A kill asked for
-/// after the exit still reaches the group: what the command left running.
+/// Waits for the command (or kills its group when asked, or when the terminal is dropped with
+/// its session or connection), then for its output within a grace (a grandchild may hold the
+/// pipes open for ever), then reports the exit. A kill asked for after the exit, or the
+/// terminal's drop, still reaches the group: what the command left running.
 async fn supervise(
     mut child: Child,
     readers: Vec<tokio::task::JoinHandle<()>>,
     exit: watch::Sender<Option<Exit>>,
     mut kill: tokio::sync::mpsc::Receiver<()>,
 ) {
+    let group = child.id();
     let status = tokio::select! {
         status = child.wait() => status,
-        Some(()) = kill.recv() => {
-            kill_group(&mut child);
+        // A kill, or every sender gone (the terminal forgotten).
+        _ = kill.recv() => {
+            kill_group(group, &mut child);
             child.wait().await
         }
     };
@@ -321,9 +330,8 @@ async fn supervise(
     // Released or killed later: what the command left in its group goes too. While a member
     // lives the group id cannot be reused; once none does, only a new group leader given the
     // same pid after the kernel's pids wrapped around could receive this signal.
-    if kill.recv().await.is_some() {
-        kill_group(&mut child);
-    }
+    let _ = kill.recv().await;
+    kill_group(group, &mut child);
 }
 
 #[cfg(test)]
@@ -413,6 +421,57 @@ mod tests {
             }
         })
         .await;
+    }
+
+    /// Starts `sh -c "sleep 30 & echo $!; exit 0"` and waits for its exit: the pid of the
+    /// sleep it left running.
+    async fn leave_a_grandchild(terminals: &Terminals, id_out: &mut String) -> String {
+        let roots = vec![std::env::temp_dir()];
+        let created = terminals
+            .create(&services(4), &roots, &shell("sleep 30 & echo $!; exit 0"))
+            .await
+            .expect("created");
+        *id_out = created.terminal_id.as_str().to_owned();
+        within("wait_for_exit", terminals.wait(id_out))
+            .await
+            .expect("exit");
+        let pid = terminals
+            .output(id_out)
+            .expect("output")
+            .output
+            .trim()
+            .to_owned();
+        assert!(running(&pid), "the grandchild {pid} runs");
+        pid
+    }
+
+    async fn gone(pid: &str) {
+        within("the grandchild's end", async {
+            while running(pid) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_release_after_the_exit_reaches_what_the_command_left_running() {
+        let terminals = Terminals::default();
+        let mut id = String::new();
+        let pid = leave_a_grandchild(&terminals, &mut id).await;
+        terminals.release(&id).await.expect("released");
+        gone(&pid).await;
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn dropping_the_terminals_kills_what_they_started() {
+        let terminals = Terminals::default();
+        let mut id = String::new();
+        let pid = leave_a_grandchild(&terminals, &mut id).await;
+        drop(terminals);
+        gone(&pid).await;
     }
 
     #[cfg(unix)]
