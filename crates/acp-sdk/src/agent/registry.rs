@@ -126,7 +126,17 @@ impl V1History {
             }
         }
         while self.over() {
-            let Some((size, _)) = self.turns.back_mut().and_then(VecDeque::pop_front) else {
+            // Within the one turn left, its first update (the user's prompt) stays while others
+            // can go, so a replay never shows answers without their question.
+            let Some(turn) = self.turns.back_mut() else {
+                break;
+            };
+            let dropped = if turn.len() > 1 {
+                turn.remove(1)
+            } else {
+                turn.pop_front()
+            };
+            let Some((size, _)) = dropped else {
                 break;
             };
             self.updates -= 1;
@@ -276,14 +286,18 @@ mod tests {
         history.begin_turn();
         history.push(chunk("first turn"));
         history.begin_turn();
+        history.push(chunk("the question"));
         for _ in 0..100 {
             history.push(chunk(&big));
         }
         assert!(history.bytes() <= 50_000, "{}", history.bytes());
         assert_eq!(history.dropped_turns, 1);
         let kept = history.updates();
-        assert_eq!(kept.len(), 4);
+        // The question and the four newest pieces that fit.
+        assert_eq!(kept.len(), 5);
         assert_eq!(history.dropped_updates, 96);
+        // The turn's first update, its prompt, is kept.
+        assert_eq!(kept[0], chunk("the question"));
         assert_eq!(
             history.bytes(),
             kept.iter()

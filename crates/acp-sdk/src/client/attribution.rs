@@ -122,7 +122,15 @@ impl Turns {
             .filter(|s| !is_ours(&self.sent, s))
             .count();
         if placeholders >= UNCLAIMED_BOUND {
-            if let Some(oldest) = self.active.iter().position(|s| !is_ours(&self.sent, s)) {
+            // The oldest after the owner: the owner's idle must still end the owner.
+            let oldest = self
+                .active
+                .iter()
+                .enumerate()
+                .skip(1)
+                .find(|(_, s)| !is_ours(&self.sent, s))
+                .map(|(index, _)| index);
+            if let Some(oldest) = oldest {
                 self.active.remove(oldest);
             }
         }

@@ -120,14 +120,21 @@ pub(crate) async fn read_text_file(
         return Err(refused("`fs/read_text_file`"));
     }
     let path = confine(&request.path, roots, false)?;
-    let file = tokio::fs::File::open(&path)
+    let mut options = tokio::fs::OpenOptions::new();
+    options.read(true);
+    // A FIFO or a device would block the open (and the read) for ever: opened without
+    // blocking, and refused unless it is a regular file.
+    #[cfg(unix)]
+    options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    let file = options
+        .open(&path)
         .await
         .map_err(|err| RpcError::invalid_params(format!("`{}`: {err}", request.path)))?;
-    let size = file
-        .metadata()
-        .await
-        .map_err(RpcError::internal_error)?
-        .len();
+    let metadata = file.metadata().await.map_err(RpcError::internal_error)?;
+    if !metadata.is_file() {
+        return Err(not_a_file(&request.path));
+    }
+    let size = metadata.len();
     let limit = services.output_limit;
     let whole = request.line.as_option().is_none() && request.limit.as_option().is_none();
     if whole && size > limit as u64 {
@@ -151,12 +158,19 @@ pub(crate) async fn read_text_file(
     Ok(acp_v1::ReadTextFileResponse::new(content))
 }
 
-/// Opens `path` for writing without following a symlink in its last component.
+/// `-32602`: only regular files are read and written.
+fn not_a_file(path: &str) -> RpcError {
+    RpcError::invalid_params(format!("`{path}` is not a regular file"))
+}
+
+/// Opens `path` for writing without following a symlink in its last component, and without
+/// blocking on a FIFO. Truncated only once it is known to be a regular file.
 async fn create_no_follow(path: &Path) -> std::io::Result<tokio::fs::File> {
     let mut options = tokio::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create(true);
     #[cfg(unix)]
-    options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    options
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
     options.open(path).await
 }
 
@@ -173,6 +187,10 @@ pub(crate) async fn write_text_file(
     let failed =
         |err: std::io::Error| RpcError::invalid_params(format!("`{}`: {err}", request.path));
     let mut file = create_no_follow(&path).await.map_err(failed)?;
+    if !file.metadata().await.map_err(failed)?.is_file() {
+        return Err(not_a_file(&request.path));
+    }
+    file.set_len(0).await.map_err(failed)?;
     file.write_all(request.content.as_bytes())
         .await
         .map_err(failed)?;
@@ -256,6 +274,37 @@ mod tests {
         let file = create_no_follow(&root.join("dangling.txt")).await;
         assert!(file.is_err());
         assert!(!outside.join("planted.txt").exists());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_fifo_is_refused_not_waited_on() {
+        let (_dir, root, _outside) = layout();
+        let fifo = root.join("pipe");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .expect("mkfifo");
+        let services = LocalServices::new().read_files().write_files();
+        let roots = std::slice::from_ref(&root);
+        let read = acp_v1::ReadTextFileRequest::new("s1", path(&fifo));
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            read_text_file(&services, roots, &read),
+        )
+        .await
+        .expect("answered, not blocked");
+        assert_eq!(answer.expect_err("refused").code, -32602);
+        let write = acp_v1::WriteTextFileRequest::new("s1", path(&fifo), "x");
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            write_text_file(&services, roots, &write),
+        )
+        .await
+        .expect("answered, not blocked");
+        assert!(answer.is_err());
     }
 
     #[tokio::test]
