@@ -427,16 +427,7 @@ fn render(runs: &[Run], out: &mut dyn Write) -> std::io::Result<()> {
     }
     for run in runs {
         for violation in &run.violations {
-            writeln!(
-                out,
-                "v{} line {}: {}: {}\n    {}: \"{}\"",
-                run.version,
-                violation.line,
-                violation.rule.id,
-                violation.detail,
-                violation.rule.source,
-                violation.rule.sentence
-            )?;
+            writeln!(out, "v{} {violation}", run.version)?;
         }
     }
     Ok(())

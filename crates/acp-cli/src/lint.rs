@@ -102,6 +102,17 @@ pub struct Violation {
     pub detail: String,
 }
 
+impl std::fmt::Display for Violation {
+    /// `line N: rule: what happened`, then the rule's source and sentence.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: {}: {}\n    {}: \"{}\"",
+            self.line, self.rule.id, self.detail, self.rule.source, self.rule.sentence
+        )
+    }
+}
+
 #[derive(Debug, Default)]
 struct Session {
     /// The foreground state as last reported (`running`, `idle`, `requires_action`, ...).
@@ -415,15 +426,7 @@ pub fn run(
                 serde_json::to_string(violation).unwrap_or_default()
             )?;
         } else {
-            writeln!(
-                out,
-                "line {}: {}: {}\n    {}: \"{}\"",
-                violation.line,
-                violation.rule.id,
-                violation.detail,
-                violation.rule.source,
-                violation.rule.sentence
-            )?;
+            writeln!(out, "{violation}")?;
         }
     }
     if !json {

@@ -4,28 +4,9 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const ACP: &str = env!("CARGO_BIN_EXE_acp");
+mod common;
 
-/// The reference agent, built beside this crate's binary by the workspace's `cargo test`.
-fn reference_agent() -> String {
-    let dir = std::path::Path::new(ACP).parent().expect("target dir");
-    let agent = dir.join("acp-reference-agent");
-    if !agent.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "acp-reference",
-                "--bin",
-                "acp-reference-agent",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the reference agent");
-    }
-    agent.to_string_lossy().into_owned()
-}
+use common::{reference_agent, ACP};
 
 /// Runs `acp chat --yes` with `prompts` against the reference agent behind `acp proxy
 /// --record`, over `protocol`; returns the recording.
