@@ -407,3 +407,40 @@ async fn a_cancel_right_after_a_prompt_cancels_it() {
         }
     }
 }
+
+/// Past `max_sessions` the least recently used idle session is evicted (and counted); one whose
+/// turn runs is not; `session/list` shows what is kept.
+#[tokio::test]
+async fn idle_sessions_past_the_bound_are_evicted_least_recently_used_first() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let options = acp_sdk::agent::ServerOptions::new().max_sessions(2);
+        let server = Server::with_options(Scripted, options);
+        let client = connect(&server, allowing(protocol)).await;
+        let busy = client.new_session(cwd()).await.expect("session/new");
+        let mut turn = busy.prompt("wait").await.expect("prompt");
+        while !matches!(
+            within("text", turn.next_event()).await,
+            Some(Event::Text(_))
+        ) {}
+        let idle = client.new_session(cwd()).await.expect("session/new");
+        // Over the bound: the busy session stays, the idle one goes.
+        let third = client.new_session(cwd()).await.expect("session/new");
+        assert_eq!(server.evicted_sessions(), 1, "v{version}");
+        let listed: Vec<String> = client
+            .list_sessions(None)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(listed, [busy.id(), third.id()], "v{version}");
+        let gone = idle.prompt("hello").await.expect("sent").outcome().await;
+        assert!(
+            matches!(&gone, Err(ClientError::Rpc(e)) if e.code == -32002),
+            "v{version}: {gone:?}"
+        );
+        busy.cancel().await.expect("cancel");
+        let outcome = within("cancelled", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+    }
+}

@@ -20,6 +20,11 @@ pub struct ServerOptions {
     /// and ends it `cancelled` itself (a turn that ignores its cancellation cannot hold the
     /// session). `None`: wait for the turn.
     pub cancel_grace: Option<Duration>,
+    /// The most sessions kept per protocol version; past it the least recently used idle
+    /// session is evicted (forgotten as by `session/delete`, counted in
+    /// [`Server::evicted_sessions`](super::Server::evicted_sessions)). A session whose turn runs
+    /// or waits is never evicted. `None`: no bound.
+    pub max_sessions: Option<usize>,
     /// The transport's options (bounds, timeouts).
     pub connection: ConnectionOptions,
 }
@@ -31,6 +36,7 @@ impl Default for ServerOptions {
             v1_history_limit: 10_000,
             v1_history_bytes: 16 << 20,
             cancel_grace: Some(Duration::from_secs(10)),
+            max_sessions: Some(10_000),
             connection: ConnectionOptions::default(),
         }
     }
@@ -38,7 +44,7 @@ impl Default for ServerOptions {
 
 impl ServerOptions {
     /// The defaults: 50 sessions a page, 10,000 updates and 16 MiB of v1 history a session, a
-    /// 10 s cancel grace.
+    /// 10 s cancel grace, 10,000 sessions per version.
     pub fn new() -> Self {
         Self::default()
     }
@@ -61,6 +67,13 @@ impl ServerOptions {
     #[must_use]
     pub fn v1_history_bytes(mut self, bytes: usize) -> Self {
         self.v1_history_bytes = bytes;
+        self
+    }
+
+    /// Sets the session bound (`None`: none).
+    #[must_use]
+    pub fn max_sessions(mut self, max: impl Into<Option<usize>>) -> Self {
+        self.max_sessions = max.into();
         self
     }
 

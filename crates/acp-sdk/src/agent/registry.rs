@@ -1,8 +1,12 @@
 //! The served sessions: O(1) lookup by id, listing in creation order, and each session's wire
 //! state (the v2 turn queue and history, or the v1 turn and its replay log).
 //!
-//! Locking: every mutex here is held for a lookup or a copy only, never across an `.await`, and
-//! none is taken while another is held, so there is no order to keep.
+//! Locking: every mutex here is held for a lookup or a copy only, never across an `.await`. One
+//! nesting exists: eviction holds the map while it asks each session whether it is idle (a v1
+//! session's own lock); nothing takes the map while holding a session's lock.
+//!
+//! Eviction: past `ServerOptions::max_sessions`, the least recently looked-up idle session is
+//! forgotten when a new one is created, as `session/delete` would, and counted.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +40,18 @@ pub(crate) struct Entry<S> {
     /// The implementation's own state.
     pub(crate) state: S,
     pub(crate) wire: Wire,
+    /// When it was last looked up, on the registry's clock (least recently used goes first).
+    pub(crate) last_used: AtomicU64,
+}
+
+impl Wire {
+    /// `true` when no turn runs (nor, in v2, waits): the session may be evicted.
+    fn is_idle(&self) -> bool {
+        match self {
+            Wire::V1(wire) => !lock(&wire.session).is_busy(),
+            Wire::V2(session) => !session.is_busy(),
+        }
+    }
 }
 
 /// The protocol side of a session: which version it was created on and what that keeps.
@@ -161,10 +177,14 @@ impl V1History {
     }
 }
 
-/// The sessions of one served agent.
+/// The sessions of one served agent (of one protocol version).
 pub(crate) struct Registry<S> {
     entries: Mutex<IndexMap<String, Arc<Entry<S>>>>,
     next: AtomicU64,
+    /// The clock of [`Entry::last_used`]: one tick per lookup.
+    clock: AtomicU64,
+    /// Sessions evicted to stay within the bound.
+    pub(crate) evicted: AtomicU64,
 }
 
 impl<S> Default for Registry<S> {
@@ -172,6 +192,8 @@ impl<S> Default for Registry<S> {
         Self {
             entries: Mutex::new(IndexMap::new()),
             next: AtomicU64::new(1),
+            clock: AtomicU64::new(1),
+            evicted: AtomicU64::new(0),
         }
     }
 }
@@ -182,18 +204,44 @@ impl<S> Registry<S> {
         format!("sess_{}", self.next.fetch_add(1, Ordering::Relaxed))
     }
 
-    pub(crate) fn insert(&self, entry: Entry<S>) -> Arc<Entry<S>> {
+    /// Adds a session; past `max` sessions the least recently used idle ones are evicted (a
+    /// session whose turn runs or waits never is, so the bound can be exceeded while every
+    /// session works).
+    pub(crate) fn insert(&self, entry: Entry<S>, max: Option<usize>) -> Arc<Entry<S>> {
         let entry = Arc::new(entry);
-        lock(&self.entries).insert(entry.id.clone(), entry.clone());
+        self.touch(&entry);
+        let mut entries = lock(&self.entries);
+        entries.insert(entry.id.clone(), entry.clone());
+        while max.is_some_and(|max| entries.len() > max) {
+            let oldest = entries
+                .values()
+                .filter(|e| !Arc::ptr_eq(e, &entry) && e.wire.is_idle())
+                .min_by_key(|e| e.last_used.load(Ordering::Relaxed))
+                .map(|e| e.id.clone());
+            let Some(oldest) = oldest else {
+                break;
+            };
+            entries.shift_remove(&oldest);
+            self.evicted.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(session = %oldest, "evicted: over the session bound and idle longest");
+        }
+        drop(entries);
         entry
     }
 
-    /// The session `id`, or `-32002`.
+    fn touch(&self, entry: &Entry<S>) {
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        entry.last_used.store(now, Ordering::Relaxed);
+    }
+
+    /// The session `id`, or `-32002`; the lookup counts as a use.
     pub(crate) fn get(&self, id: &str) -> Result<Arc<Entry<S>>, RpcError> {
-        lock(&self.entries)
+        let entry = lock(&self.entries)
             .get(id)
             .cloned()
-            .ok_or_else(|| not_found(id))
+            .ok_or_else(|| not_found(id))?;
+        self.touch(&entry);
+        Ok(entry)
     }
 
     /// Removes the session `id`; `None` when there was none.

@@ -115,6 +115,19 @@ impl<A: Agent> Server<A> {
         }
     }
 
+    /// How many idle sessions were evicted to stay within [`ServerOptions::max_sessions`].
+    pub fn evicted_sessions(&self) -> u64 {
+        self.shared
+            .v1
+            .evicted
+            .load(std::sync::atomic::Ordering::Relaxed)
+            + self
+                .shared
+                .v2
+                .evicted
+                .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The implementation.
     pub fn agent(&self) -> &A {
         &self.shared.agent

@@ -214,19 +214,23 @@ impl<A: Agent> V2Handler<A> {
         let id = setup.session_id.clone();
         let state = self.agent().new_session(&setup).await?;
         let session = AgentSession::new(cx.connection().clone(), id.as_str(), BusyPolicy::Queue);
-        let entry = self.shared.v2.insert(Entry {
-            id: id.clone(),
-            cwd: req.cwd.as_str().to_owned(),
-            additional_directories: Mutex::new(
-                setup
-                    .additional_directories
-                    .iter()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .collect(),
-            ),
-            state,
-            wire: Wire::V2(session),
-        });
+        let entry = self.shared.v2.insert(
+            Entry {
+                id: id.clone(),
+                cwd: req.cwd.as_str().to_owned(),
+                additional_directories: Mutex::new(
+                    setup
+                        .additional_directories
+                        .iter()
+                        .map(|d| d.to_string_lossy().into_owned())
+                        .collect(),
+                ),
+                state,
+                wire: Wire::V2(session),
+                last_used: Default::default(),
+            },
+            self.shared.options.max_sessions,
+        );
         let mut response = NewSessionResponse::new(id.as_str());
         let options = self.config_options(&entry);
         if !options.is_empty() {
