@@ -431,16 +431,22 @@ impl InFlight {
                     return answer.unwrap_or(Err(Error::ConnectionClosed));
                 }
                 () = sleep_until(deadline) => {
+                    // An answer being delivered right now wins: its hook has run.
+                    if !self.finish() {
+                        return self.delivered().await;
+                    }
                     self.cancel();
-                    self.finish();
                     return Err(Error::Timeout(timeout.unwrap_or_default()));
                 }
                 () = cancellation.cancelled(), if !self.cancel_sent => {
-                    self.cancel();
                     if !options.graceful {
-                        self.finish();
+                        if !self.finish() {
+                            return self.delivered().await;
+                        }
+                        self.cancel();
                         return Err(Error::Rpc(RpcError::request_cancelled()));
                     }
+                    self.cancel();
                 }
             }
         }
@@ -468,10 +474,20 @@ impl InFlight {
         }
     }
 
-    /// Stops waiting: a late answer is then dropped by the driver.
-    fn finish(&mut self) {
+    /// Stops waiting: a late answer is then dropped by the driver. `false` when the answer was
+    /// already taken for delivery (it is on its way: see [`InFlight::delivered`]).
+    fn finish(&mut self) -> bool {
         self.done = true;
-        lock(&self.connection.shared.pending).remove(&self.id);
+        lock(&self.connection.shared.pending)
+            .remove(&self.id)
+            .is_some()
+    }
+
+    /// The answer the driver took for delivery before this side stopped waiting.
+    async fn delivered(&mut self) -> Result<Box<RawValue>, Error> {
+        (&mut self.answer)
+            .await
+            .unwrap_or(Err(Error::ConnectionClosed))
     }
 }
 

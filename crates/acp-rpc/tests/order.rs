@@ -389,3 +389,26 @@ async fn the_answer_hook_runs_between_what_the_peer_wrote_before_and_after_the_a
     );
     assert!(closed.lock().expect("lock").is_some());
 }
+
+/// An answer the driver has taken for delivery when the request's timeout fires is the answer:
+/// its hook has run (the caller's state says "answered"), so a `Timeout` would contradict it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_being_delivered_when_the_timeout_fires_is_the_answer() {
+    let (connection, mut peer, _script) = support::scripted();
+    // The hook holds the delivery past the deadline.
+    let slow_hook = |_: &Result<Box<RawValue>, acp_rpc::Error>| {
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let options = acp_rpc::RequestOptions::default()
+        .timeout(Duration::from_millis(100))
+        .on_answer(slow_hook);
+    let request = tokio::spawn(async move { connection.request_raw("ask", None, options).await });
+    let asked = peer.recv_json().await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"ok": true}}).to_string())
+        .await;
+    let answer = tokio::time::timeout(PATIENCE, request)
+        .await
+        .expect("answered")
+        .expect("task");
+    assert!(answer.is_ok(), "{answer:?}");
+}
