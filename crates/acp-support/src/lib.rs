@@ -11,8 +11,10 @@
 //! - [`method`]: the traits and errors behind the generated method tables.
 //! - [`Number`]: a JSON number kept as written (`0` stays `0`).
 //! - [`object`]: the one-pass struct decoder's pieces; unknown properties kept in wire order.
+//! - [`drafts`]: the stable view, decoding a build's drafts as a build without them would.
 
 pub mod de;
+pub mod drafts;
 pub mod enums;
 mod extra;
 mod meta;

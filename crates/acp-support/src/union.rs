@@ -29,6 +29,9 @@ pub trait TaggedUnion: Sized {
     const TAG: &'static str;
     /// The discriminator values this build knows.
     const KNOWN_TAGS: &'static [&'static str];
+    /// Those of [`KNOWN_TAGS`](Self::KNOWN_TAGS) that are drafts (built with the `unstable`
+    /// feature): unknown while [`drafts::hidden`](crate::drafts::hidden).
+    const DRAFT_TAGS: &'static [&'static str] = &[];
 
     /// Decodes the body of the variant for a known `tag` (the discriminator entry removed).
     fn decode_known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error>;
@@ -137,10 +140,11 @@ impl<'de, T: TaggedUnion> DeserializeSeed<'de> for TagSeed<T> {
 
 impl<T: TaggedUnion> TagSeed<T> {
     fn string(value: &str) -> Option<TagValue> {
-        T::KNOWN_TAGS
-            .iter()
-            .find(|known| **known == value)
-            .map(|known| TagValue::Known(known))
+        let known = T::KNOWN_TAGS.iter().find(|known| **known == value)?;
+        if is_hidden_draft::<T>(value) {
+            return None;
+        }
+        Some(TagValue::Known(known))
     }
 }
 
@@ -238,13 +242,23 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     if let Some(result) = T::decode_untagged(Value::Object(unknown.into_raw())) {
         return result.map_err(de::Error::custom);
     }
+    let expected: Vec<&str> = T::KNOWN_TAGS
+        .iter()
+        .copied()
+        .filter(|known| !is_hidden_draft::<T>(known))
+        .collect();
     Err(de::Error::custom(format_args!(
         "{}: unknown `{}` value `{}`, expected one of {:?}",
         T::NAME,
         T::TAG,
         tag_for_error,
-        T::KNOWN_TAGS
+        expected
     )))
+}
+
+/// `true` when `tag` is a draft member and the drafts are hidden (the stable view).
+fn is_hidden_draft<T: TaggedUnion>(tag: &str) -> bool {
+    !T::DRAFT_TAGS.is_empty() && crate::drafts::hidden() && T::DRAFT_TAGS.contains(&tag)
 }
 
 fn repeated<T: TaggedUnion, E: de::Error>() -> E {

@@ -69,6 +69,16 @@ impl Kind {
     }
 }
 
+/// A fixture file, read and decoded.
+struct Read {
+    kind: Kind,
+    /// The decoded value and the file rebuilt with its re-encoding, or why it does not decode.
+    result: Result<(Decoded, Value), String>,
+    original: Value,
+    malformed: bool,
+    lenient: bool,
+}
+
 impl<'r> Harness<'r> {
     /// A harness for the surface directory `surface` (relative to the workspace root, e.g.
     /// `"fixtures/v2/stable"`), decoding through `registry`.
@@ -115,6 +125,34 @@ impl<'r> Harness<'r> {
         snapshot
     }
 
+    /// What decoding one fixture gave, in terms that do not depend on the build's features:
+    /// whether it decoded (else the error), how many unknown variants and how many objects with
+    /// unknown properties the decoded value holds, and whether it re-encodes to the file. Two
+    /// builds that read a message alike give the same outline, so it compares a build with its
+    /// drafts hidden (`acp_support::drafts::stable_only`) against one without them.
+    pub fn outline(&mut self, path: &Path) -> String {
+        self.visited += 1;
+        let shown = self.display_path(path);
+        let read = match self.read(path) {
+            Ok(read) => read,
+            Err((failure, _)) => return format!("{shown}: {failure}"),
+        };
+        match read.result {
+            Err(err) => format!("{shown}: {}: error: {err}", read.kind.header()),
+            Ok((decoded, rebuilt)) => format!(
+                "{shown}: {}: ok, {} unknown variants, {} with unknown properties, {}",
+                read.kind.header(),
+                decoded.debug.matches("UnknownVariant {").count(),
+                decoded.debug.matches("extra: ").count(),
+                if crate::same_json(&rebuilt, &read.original) {
+                    "re-encoded exactly"
+                } else {
+                    "re-encoded differently"
+                }
+            ),
+        }
+    }
+
     /// Ends the run: panics when no fixture was checked, when the glob missed files of the
     /// surface, or when any rule was violated.
     pub fn finish(self) {
@@ -151,12 +189,16 @@ impl<'r> Harness<'r> {
         }
     }
 
-    fn check_file(&self, path: &Path, failures: &mut Vec<String>) -> String {
+    /// Reads and decodes one fixture file. `Err` holds the rule it breaks and the snapshot text
+    /// for it.
+    fn read(&self, path: &Path) -> Result<Read, (String, String)> {
         let canonical = match path.canonicalize() {
             Ok(canonical) => canonical,
             Err(err) => {
-                failures.push(format!("cannot resolve the path: {err}"));
-                return format!("error:\ncannot resolve the path: {err}\n");
+                return Err((
+                    format!("cannot resolve the path: {err}"),
+                    format!("error:\ncannot resolve the path: {err}\n"),
+                ));
             }
         };
         let rel: Vec<String> = match canonical.strip_prefix(&self.root) {
@@ -168,8 +210,10 @@ impl<'r> Harness<'r> {
                 })
                 .collect(),
             Err(_) => {
-                failures.push(format!("not under {}", self.root.display()));
-                return "error:\nnot under the surface directory\n".to_owned();
+                return Err((
+                    format!("not under {}", self.root.display()),
+                    "error:\nnot under the surface directory\n".to_owned(),
+                ));
             }
         };
         let file_name = rel.last().cloned().unwrap_or_default();
@@ -179,15 +223,19 @@ impl<'r> Harness<'r> {
         let text = match std::fs::read_to_string(&canonical) {
             Ok(text) => text,
             Err(err) => {
-                failures.push(format!("cannot read: {err}"));
-                return format!("error:\ncannot read: {err}\n");
+                return Err((
+                    format!("cannot read: {err}"),
+                    format!("error:\ncannot read: {err}\n"),
+                ));
             }
         };
         let original: Value = match serde_json::from_str(&text) {
             Ok(value) => value,
             Err(err) => {
-                failures.push(format!("not valid JSON: {err}"));
-                return format!("error:\nnot valid JSON: {err}\n");
+                return Err((
+                    format!("not valid JSON: {err}"),
+                    format!("error:\nnot valid JSON: {err}\n"),
+                ));
             }
         };
 
@@ -200,10 +248,10 @@ impl<'r> Harness<'r> {
                         (decoded, reencoded)
                     }),
                     None => {
-                        failures.push(format!(
-                            "no decodable type named {name} (directory types/{name})"
+                        return Err((
+                            format!("no decodable type named {name} (directory types/{name})"),
+                            format!("error:\nno decodable type named {name}\n"),
                         ));
-                        return format!("error:\nno decodable type named {name}\n");
                     }
                 };
                 (Kind::Type(name), result)
@@ -211,17 +259,40 @@ impl<'r> Harness<'r> {
             Some("messages") => match self.decode_message(&canonical, &text, &original) {
                 Ok((kind, result)) => (kind, result),
                 Err(err) => {
-                    failures.push(err.clone());
-                    return format!("error:\n{err}\n");
+                    return Err((err.clone(), format!("error:\n{err}\n")));
                 }
             },
             _ => {
-                failures.push(
+                return Err((
                     "unexpected location: expected types/<TypeName>/<case>.json or \
                      messages/<case>.json"
                         .to_owned(),
-                );
-                return "error:\nunexpected location\n".to_owned();
+                    "error:\nunexpected location\n".to_owned(),
+                ));
+            }
+        };
+
+        Ok(Read {
+            kind,
+            result,
+            original,
+            malformed,
+            lenient,
+        })
+    }
+
+    fn check_file(&self, path: &Path, failures: &mut Vec<String>) -> String {
+        let Read {
+            kind,
+            result,
+            original,
+            malformed,
+            lenient,
+        } = match self.read(path) {
+            Ok(read) => read,
+            Err((failure, snapshot)) => {
+                failures.push(failure);
+                return snapshot;
             }
         };
 
@@ -368,22 +439,56 @@ fn sibling_request_method(path: &Path) -> Result<String, String> {
 }
 
 fn count_json_files(dir: &Path) -> usize {
+    json_files(dir).len()
+}
+
+/// Every `.json` file under `dir`, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
+        return Vec::new();
     };
-    entries
+    let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .map(|entry| {
+        .flat_map(|entry| {
             let path = entry.path();
             if path.is_dir() {
-                count_json_files(&path)
+                json_files(&path)
             } else if path.extension().is_some_and(|ext| ext == "json") {
-                1
+                vec![path]
             } else {
-                0
+                Vec::new()
             }
         })
-        .sum()
+        .collect();
+    files.sort();
+    files
+}
+
+/// The [`Harness::outline`] of every draft fixture of `version` (`fixtures/<version>/unstable`,
+/// but the types the stable schema does not have), each decoded in the stable view
+/// (`acp_support::drafts::stable_only`), one per line. A build without the drafts, where the view
+/// hides nothing, and a build with them must give the same text: snapshot it in both.
+pub fn stable_view_outline(registry: &Registry, version: &str) -> String {
+    let stable = Schema::load(&format!("schema/{version}/schema.json"));
+    let surface = format!("fixtures/{version}/unstable");
+    let mut harness = Harness::new(registry, &surface);
+    let types = harness.root.join("types");
+    let mut lines = Vec::new();
+    for path in json_files(&harness.root) {
+        let draft_type = path
+            .strip_prefix(&types)
+            .ok()
+            .and_then(|rel| rel.components().next())
+            .is_some_and(|name| {
+                !stable
+                    .defs()
+                    .contains_key(&*name.as_os_str().to_string_lossy())
+            });
+        if !draft_type {
+            lines.push(acp_support::drafts::stable_only(|| harness.outline(&path)));
+        }
+    }
+    lines.join("\n")
 }
 
 fn pretty(value: &Value) -> String {

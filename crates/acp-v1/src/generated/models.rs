@@ -91,7 +91,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                         "logout" => Some(0),
                         "_meta" => Some(1),
                         #[cfg(feature = "unstable")]
-                        "status" => Some(2),
+                        "status" if !::acp_support::drafts::hidden() => Some(2),
                         _ => None,
                     }
                 }
@@ -337,7 +337,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         "auth" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "providers" => Some(6),
+                        "providers" if !::acp_support::drafts::hidden() => Some(6),
                         _ => None,
                     }
                 }
@@ -632,7 +632,7 @@ impl AgentNotification {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status_update" => {
+            "auth/status_update" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusUpdateNotification)
             }
@@ -846,7 +846,7 @@ impl AgentRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpRequest)
             }
@@ -1016,19 +1016,19 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "providers/list" => {
+            "providers/list" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ListProvidersResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/set" => {
+            "providers/set" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetProviderResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/disable" => {
+            "providers/disable" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::DisableProviderResponse)
             }
@@ -1037,7 +1037,7 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status" => {
+            "auth/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusResponse)
             }
@@ -1059,31 +1059,31 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "session/fork" => {
+            "session/fork" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ForkSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/archive" => {
+            "session/archive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ArchiveSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/unarchive" => {
+            "session/unarchive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::UnarchiveSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/status" => {
+            "session/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SessionStatusResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/set_title" => {
+            "session/set_title" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetSessionTitleResponse)
             }
@@ -5261,9 +5261,9 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         "elicitation" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "subagents" => Some(6),
+                        "subagents" if !::acp_support::drafts::hidden() => Some(6),
                         #[cfg(feature = "unstable")]
-                        "plan" => Some(7),
+                        "plan" if !::acp_support::drafts::hidden() => Some(7),
                         _ => None,
                     }
                 }
@@ -5591,7 +5591,7 @@ impl ClientNotification {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpNotification)
             }
@@ -5896,19 +5896,19 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "providers/list" => {
+            "providers/list" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ListProvidersRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/set" => {
+            "providers/set" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetProviderRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/disable" => {
+            "providers/disable" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::DisableProviderRequest)
             }
@@ -5917,7 +5917,7 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status" => {
+            "auth/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusRequest)
             }
@@ -5939,31 +5939,31 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "session/fork" => {
+            "session/fork" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ForkSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/archive" => {
+            "session/archive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ArchiveSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/unarchive" => {
+            "session/unarchive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::UnarchiveSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/status" => {
+            "session/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SessionStatusRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/set_title" => {
+            "session/set_title" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetSessionTitleRequest)
             }
@@ -6150,7 +6150,7 @@ impl ClientResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpResponse)
             }
@@ -15729,7 +15729,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         "cursor" => Some(1),
                         "_meta" => Some(2),
                         #[cfg(feature = "unstable")]
-                        "archived" => Some(3),
+                        "archived" if !::acp_support::drafts::hidden() => Some(3),
                         _ => None,
                     }
                 }
@@ -16299,7 +16299,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                         "sessionId" => Some(3),
                         "_meta" => Some(4),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(5),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(5),
                         _ => None,
                     }
                 }
@@ -17115,7 +17115,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         "sse" => Some(1),
                         "_meta" => Some(2),
                         #[cfg(feature = "unstable")]
-                        "acp" => Some(3),
+                        "acp" if !::acp_support::drafts::hidden() => Some(3),
                         _ => None,
                     }
                 }
@@ -17533,6 +17533,9 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         #[cfg(feature = "unstable")]
         "acp",
     ];
+
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &["acp"];
 
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
@@ -19624,7 +19627,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         "mcpServers" => Some(2),
                         "_meta" => Some(3),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(4),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(4),
                         _ => None,
                     }
                 }
@@ -22894,7 +22897,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                         "stopReason" => Some(0),
                         "_meta" => Some(1),
                         #[cfg(feature = "unstable")]
-                        "usage" => Some(2),
+                        "usage" if !::acp_support::drafts::hidden() => Some(2),
                         _ => None,
                     }
                 }
@@ -23634,7 +23637,7 @@ impl ProxyNotification {
         params: Option<&::serde_json::value::RawValue>,
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         match method {
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorNotification)
             }
@@ -23708,11 +23711,11 @@ impl ProxyRequest {
         params: Option<&::serde_json::value::RawValue>,
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         match method {
-            "proxy/initialize" => {
+            "proxy/initialize" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::InitializeProxyRequest)
             }
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorRequest)
             }
@@ -23781,11 +23784,11 @@ impl ProxyResponse {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         let params = Some(result);
         match method {
-            "proxy/initialize" => {
+            "proxy/initialize" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::InitializeProxyResponse)
             }
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorResponse)
             }
@@ -25861,7 +25864,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         "mcpServers" => Some(3),
                         "_meta" => Some(4),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(5),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(5),
                         _ => None,
                     }
                 }
@@ -27259,15 +27262,15 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         "close" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(6),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(6),
                         #[cfg(feature = "unstable")]
-                        "fork" => Some(7),
+                        "fork" if !::acp_support::drafts::hidden() => Some(7),
                         #[cfg(feature = "unstable")]
-                        "archive" => Some(8),
+                        "archive" if !::acp_support::drafts::hidden() => Some(8),
                         #[cfg(feature = "unstable")]
-                        "status" => Some(9),
+                        "status" if !::acp_support::drafts::hidden() => Some(9),
                         #[cfg(feature = "unstable")]
-                        "title" => Some(10),
+                        "title" if !::acp_support::drafts::hidden() => Some(10),
                         _ => None,
                     }
                 }
@@ -29540,7 +29543,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         "updatedAt" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "archived" => Some(6),
+                        "archived" if !::acp_support::drafts::hidden() => Some(6),
                         _ => None,
                     }
                 }
@@ -32759,6 +32762,15 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         #[cfg(feature = "unstable")]
         "session_message",
         #[cfg(feature = "unstable")]
+        "session_message_chunk",
+    ];
+
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &[
+        "plan_update",
+        "plan_removed",
+        "subagent_update",
+        "session_message",
         "session_message_chunk",
     ];
 

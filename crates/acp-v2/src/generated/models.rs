@@ -120,7 +120,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                     match name {
                         "_meta" => Some(0),
                         #[cfg(feature = "unstable")]
-                        "status" => Some(1),
+                        "status" if !::acp_support::drafts::hidden() => Some(1),
                         _ => None,
                     }
                 }
@@ -331,7 +331,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                         "auth" => Some(1),
                         "_meta" => Some(2),
                         #[cfg(feature = "unstable")]
-                        "providers" => Some(3),
+                        "providers" if !::acp_support::drafts::hidden() => Some(3),
                         _ => None,
                     }
                 }
@@ -762,7 +762,7 @@ impl AgentNotification {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status_update" => {
+            "auth/status_update" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusUpdateNotification)
             }
@@ -876,7 +876,7 @@ impl AgentRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpRequest)
             }
@@ -1039,19 +1039,19 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "providers/list" => {
+            "providers/list" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ListProvidersResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/set" => {
+            "providers/set" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetProviderResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/disable" => {
+            "providers/disable" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::DisableProviderResponse)
             }
@@ -1061,7 +1061,7 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status" => {
+            "auth/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusResponse)
             }
@@ -1079,31 +1079,31 @@ impl AgentResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "session/fork" => {
+            "session/fork" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ForkSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/archive" => {
+            "session/archive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ArchiveSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/unarchive" => {
+            "session/unarchive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::UnarchiveSessionResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/status" => {
+            "session/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SessionStatusResponse)
             }
 
             #[cfg(feature = "unstable")]
-            "session/set_title" => {
+            "session/set_title" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetSessionTitleResponse)
             }
@@ -4647,6 +4647,9 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
         "subagent",
     ];
 
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &["subagent"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -6578,7 +6581,7 @@ impl ClientNotification {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpNotification)
             }
@@ -6886,19 +6889,19 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "providers/list" => {
+            "providers/list" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ListProvidersRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/set" => {
+            "providers/set" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetProviderRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "providers/disable" => {
+            "providers/disable" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::DisableProviderRequest)
             }
@@ -6908,7 +6911,7 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "auth/status" => {
+            "auth/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::AuthStatusRequest)
             }
@@ -6926,31 +6929,31 @@ impl ClientRequest {
             }
 
             #[cfg(feature = "unstable")]
-            "session/fork" => {
+            "session/fork" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ForkSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/archive" => {
+            "session/archive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ArchiveSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/unarchive" => {
+            "session/unarchive" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::UnarchiveSessionRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/status" => {
+            "session/status" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SessionStatusRequest)
             }
 
             #[cfg(feature = "unstable")]
-            "session/set_title" => {
+            "session/set_title" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::SetSessionTitleRequest)
             }
@@ -7092,7 +7095,7 @@ impl ClientResponse {
             }
 
             #[cfg(feature = "unstable")]
-            "mcp/message" => {
+            "mcp/message" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::MessageMcpResponse)
             }
@@ -15255,7 +15258,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                         "background" => Some(0),
                         "_meta" => Some(1),
                         #[cfg(feature = "unstable")]
-                        "usage" => Some(2),
+                        "usage" if !::acp_support::drafts::hidden() => Some(2),
                         _ => None,
                     }
                 }
@@ -17156,7 +17159,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                         "cursor" => Some(1),
                         "_meta" => Some(2),
                         #[cfg(feature = "unstable")]
-                        "archived" => Some(3),
+                        "archived" if !::acp_support::drafts::hidden() => Some(3),
                         _ => None,
                     }
                 }
@@ -18378,7 +18381,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                         "http" => Some(1),
                         "_meta" => Some(2),
                         #[cfg(feature = "unstable")]
-                        "acp" => Some(3),
+                        "acp" if !::acp_support::drafts::hidden() => Some(3),
                         _ => None,
                     }
                 }
@@ -18954,6 +18957,9 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         "acp",
         "stdio",
     ];
+
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &["acp"];
 
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
@@ -21043,7 +21049,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                         "mcpServers" => Some(2),
                         "_meta" => Some(3),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(4),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(4),
                         _ => None,
                     }
                 }
@@ -23637,6 +23643,9 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         "markdown",
     ];
 
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &["file", "markdown"];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -25291,7 +25300,7 @@ impl ProxyNotification {
         params: Option<&::serde_json::value::RawValue>,
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         match method {
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorNotification)
             }
@@ -25365,11 +25374,11 @@ impl ProxyRequest {
         params: Option<&::serde_json::value::RawValue>,
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         match method {
-            "proxy/initialize" => {
+            "proxy/initialize" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::InitializeProxyRequest)
             }
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorRequest)
             }
@@ -25438,11 +25447,11 @@ impl ProxyResponse {
     ) -> Result<Self, ::acp_support::MethodDecodeError> {
         let params = Some(result);
         match method {
-            "proxy/initialize" => {
+            "proxy/initialize" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::InitializeProxyResponse)
             }
-            "proxy/successor" => {
+            "proxy/successor" if !::acp_support::drafts::hidden() => {
                 ::acp_support::method::decode(method, params)
                     .map(Self::ProxySuccessorResponse)
             }
@@ -27417,7 +27426,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                         "replayFrom" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(6),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(6),
                         _ => None,
                     }
                 }
@@ -28927,15 +28936,15 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                         "additionalDirectories" => Some(3),
                         "_meta" => Some(4),
                         #[cfg(feature = "unstable")]
-                        "systemPrompt" => Some(5),
+                        "systemPrompt" if !::acp_support::drafts::hidden() => Some(5),
                         #[cfg(feature = "unstable")]
-                        "fork" => Some(6),
+                        "fork" if !::acp_support::drafts::hidden() => Some(6),
                         #[cfg(feature = "unstable")]
-                        "archive" => Some(7),
+                        "archive" if !::acp_support::drafts::hidden() => Some(7),
                         #[cfg(feature = "unstable")]
-                        "status" => Some(8),
+                        "status" if !::acp_support::drafts::hidden() => Some(8),
                         #[cfg(feature = "unstable")]
-                        "title" => Some(9),
+                        "title" if !::acp_support::drafts::hidden() => Some(9),
                         _ => None,
                     }
                 }
@@ -30914,7 +30923,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                         "updatedAt" => Some(4),
                         "_meta" => Some(5),
                         #[cfg(feature = "unstable")]
-                        "archived" => Some(6),
+                        "archived" if !::acp_support::drafts::hidden() => Some(6),
                         _ => None,
                     }
                 }
@@ -33607,6 +33616,14 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         "session_message_chunk",
     ];
 
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &[
+        "plan_removed",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
+    ];
+
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,
         body: D,
@@ -35353,6 +35370,9 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
         #[cfg(feature = "unstable")]
         "unknown",
     ];
+
+    #[cfg(feature = "unstable")]
+    const DRAFT_TAGS: &'static [&'static str] = &["unknown"];
 
     fn decode_known<'de, D: ::serde::Deserializer<'de>>(
         tag: &str,

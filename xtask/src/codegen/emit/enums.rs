@@ -29,6 +29,21 @@ fn const_variants<V: std::fmt::Display>(
         .collect()
 }
 
+/// For each value, a `match` guard that makes a draft value unknown in the stable view
+/// (`acp_support::drafts`); empty for stable values.
+fn draft_guards<V>(variants: &[ConstVariant<V>]) -> Vec<TokenStream> {
+    variants
+        .iter()
+        .map(|v| {
+            if v.unstable {
+                quote!(if !::acp_support::drafts::hidden())
+            } else {
+                quote!()
+            }
+        })
+        .collect()
+}
+
 /// A string enum. Open: unknown values land in the catch-all with their exact string.
 pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> TokenStream {
     let name = ident(&def.name);
@@ -36,6 +51,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
     let names: Vec<_> = e.variants.iter().map(|v| ident(&v.rust_name)).collect();
     let values: Vec<_> = e.variants.iter().map(|v| v.value.as_str()).collect();
     let cfgs: Vec<_> = e.variants.iter().map(|v| gate(v.unstable)).collect();
+    let guards = draft_guards(&e.variants);
     let common = quote! {
         impl #name {
             /// The values this build knows, in schema order.
@@ -48,7 +64,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
 
             fn from_known(value: &str) -> Option<Self> {
                 match value {
-                    #(#cfgs #values => Some(Self::#names),)*
+                    #(#cfgs #values #guards => Some(Self::#names),)*
                     _ => None,
                 }
             }
@@ -63,18 +79,35 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
     let closed_variants = const_variants(&e.variants, true);
     let Some(other) = &e.other else {
         // A closed enum with draft values is not exhaustive: the feature may be on in the build.
-        let non_exhaustive = if e.variants.iter().any(|v| v.unstable) {
-            quote!(#[non_exhaustive])
+        // It decodes through `from_known`, so a draft value is refused in the stable view.
+        let has_drafts = e.variants.iter().any(|v| v.unstable);
+        let (non_exhaustive, derive_de, decode) = if has_drafts {
+            (
+                quote!(#[non_exhaustive]),
+                quote!(),
+                quote! {
+                    impl<'de> Deserialize<'de> for #name {
+                        fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                            let value = String::deserialize(deserializer)?;
+                            Self::from_known(&value).ok_or_else(|| {
+                                ::serde::de::Error::custom(format_args!("unknown {} value `{}`", stringify!(#name), value))
+                            })
+                        }
+                    }
+                },
+            )
         } else {
-            quote!()
+            (quote!(), quote!(Deserialize), quote!())
         };
         return quote! {
             #type_docs
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, #derive_de)]
             #non_exhaustive
             pub enum #name {
                 #(#closed_variants)*
             }
+
+            #decode
 
             #common
 
@@ -182,6 +215,7 @@ pub fn int_enum(
         .map(|v| syn::LitInt::new(&v.value.to_string(), proc_macro2::Span::call_site()))
         .collect();
     let cfgs: Vec<_> = e.variants.iter().map(|v| gate(v.unstable)).collect();
+    let guards = draft_guards(&e.variants);
     let (other_variant, other_arm, from_other, is_known) = match &e.other {
         Some(other) => {
             let other_name = ident(&other.rust_name);
@@ -208,7 +242,7 @@ pub fn int_enum(
             impl From<#int> for #name {
                 fn from(code: #int) -> Self {
                     match code {
-                        #(#cfgs #values => Self::#names,)*
+                        #(#cfgs #values #guards => Self::#names,)*
                         code => #from_other,
                     }
                 }
@@ -226,7 +260,7 @@ pub fn int_enum(
                 type Error = #int;
                 fn try_from(code: #int) -> Result<Self, #int> {
                     Ok(match code {
-                        #(#cfgs #values => Self::#names,)*
+                        #(#cfgs #values #guards => Self::#names,)*
                         code => #from_other,
                     })
                 }

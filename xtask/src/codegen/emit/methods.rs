@@ -25,8 +25,15 @@ pub fn envelope(def: &Def, e: &Envelope, type_docs: TokenStream) -> TokenStream 
         let cfg = gate(m.unstable);
         variants.push(quote!(#d #cfg #variant(#ty),));
         method_arms.push(quote!(#cfg Self::#variant(_) => #method,));
+        // A draft method (or any method of a draft envelope) is an unknown method in the stable
+        // view (`acp_support::drafts`).
+        let guard = if m.unstable || def.unstable {
+            quote!(if !::acp_support::drafts::hidden())
+        } else {
+            quote!()
+        };
         decode_arms.push(
-            quote!(#cfg #method => ::acp_support::method::decode(method, params).map(Self::#variant),),
+            quote!(#cfg #method #guard => ::acp_support::method::decode(method, params).map(Self::#variant),),
         );
         encode_arms.push(quote!(#cfg Self::#variant(value) => value.serialize(serializer),));
     }

@@ -179,6 +179,21 @@ pub fn tagged(
             quote!(#cfg #value)
         })
         .collect();
+    // Draft members are unknown in the stable view (`acp_support::drafts`).
+    let drafts: Vec<&str> = u
+        .variants
+        .iter()
+        .filter(|v| v.unstable)
+        .map(|v| v.value.as_str())
+        .collect();
+    let draft_tags = if drafts.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            #[cfg(feature = "unstable")]
+            const DRAFT_TAGS: &'static [&'static str] = &[#(#drafts),*];
+        }
+    };
     let froms = payload_froms(&name, u, structs, boxed);
     let mut hooks = Vec::new();
     if let Some(fallback) = &u.fallback {
@@ -330,6 +345,7 @@ pub fn tagged(
             const NAME: &'static str = #type_name;
             const TAG: &'static str = #tag;
             const KNOWN_TAGS: &'static [&'static str] = &[#(#known),*];
+            #draft_tags
 
             fn decode_known<'de, D: ::serde::Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error> {
                 match tag {

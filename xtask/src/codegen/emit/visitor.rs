@@ -3,7 +3,8 @@
 //!
 //! Property names are matched against a `NAMES` table without allocating; stable properties come
 //! first in it and draft ones after, so each property's index is the same with and without the
-//! `unstable` feature. A property seen twice is an error. A struct with a flattened union buffers
+//! `unstable` feature; a draft name is an unknown property in the stable view
+//! (`acp_support::drafts`). A property seen twice is an error. A struct with a flattened union buffers
 //! the entries it does not name and decodes the union from them.
 
 use proc_macro2::{Literal, TokenStream};
@@ -47,7 +48,12 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         let slot_ty = &plan.ty;
         let index = Literal::usize_unsuffixed(index);
         names.push(quote!(#cfg #json_name));
-        index_arms.push(quote!(#cfg #json_name => Some(#index),));
+        // A draft name is unknown in the stable view (`acp_support::drafts`).
+        index_arms.push(if field.unstable {
+            quote!(#cfg #json_name if !::acp_support::drafts::hidden() => Some(#index),)
+        } else {
+            quote!(#json_name => Some(#index),)
+        });
         slots.push(quote!(#cfg let mut #slot: Option<#slot_ty> = None;));
         arms.push(quote! {
             #cfg
