@@ -18,6 +18,7 @@ use acp_sdk::{Client, ClientOptions};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::classify::Surface;
 use crate::lint::{self, Violation};
 use crate::tap::{self, SharedLog, TapReader, TapWriter};
 use crate::CliError;
@@ -353,8 +354,14 @@ async fn check_version(options: &CheckOptions, version: u16) -> Result<Run, CliE
         })?;
     }
     let violations = if linted {
-        lint::run(&lines, Some(version), true, &mut std::io::sink())
-            .map_err(|err| CliError::Io(err.to_string()))?
+        lint::run(
+            &lines,
+            Some(version),
+            Surface::Stable,
+            true,
+            &mut std::io::sink(),
+        )
+        .map_err(|err| CliError::Io(err.to_string()))?
     } else {
         Vec::new()
     };

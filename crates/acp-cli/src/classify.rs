@@ -71,12 +71,35 @@ pub struct Decoded {
     pub error: Option<String>,
 }
 
+/// Which of a version's two schemas lines are decoded against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// `schema.json`: a draft member, property or method reads as a build without the drafts
+    /// reads it (an unknown variant, an unknown property, an unknown method), through
+    /// [`acp_support::drafts::stable_only`].
+    #[default]
+    Stable,
+    /// `schema.unstable.json`: the drafts are known (`acp` built with its `unstable` feature).
+    Unstable,
+}
+
+impl Surface {
+    /// Runs `decode` against this surface.
+    pub fn decode<R>(self, decode: impl FnOnce() -> R) -> R {
+        match self {
+            Surface::Stable => acp_support::drafts::stable_only(decode),
+            Surface::Unstable => decode(),
+        }
+    }
+}
+
 /// Decodes the lines of one session in order, remembering what it needs (the version, the
 /// requests awaiting an answer).
 #[derive(Debug)]
 pub struct Decoder {
     version: u16,
     fixed: bool,
+    surface: Surface,
     /// Requests not yet answered, by sender and id: their method. Bounded: past
     /// [`Decoder::MAX_PENDING`] the oldest are forgotten (their answers then decode as unknown).
     pending: HashMap<(Side, RequestId), String>,
@@ -88,11 +111,12 @@ impl Decoder {
     pub const MAX_PENDING: usize = 65_536;
 
     /// A decoder for protocol `version`, or for the version `initialize` negotiates (2 before
-    /// that) when `None`.
-    pub fn new(version: Option<u16>) -> Self {
+    /// that) when `None`, against `surface`.
+    pub fn new(version: Option<u16>, surface: Surface) -> Self {
         Self {
             version: version.unwrap_or(2),
             fixed: version.is_some(),
+            surface,
             pending: HashMap::new(),
             order: Default::default(),
         }
@@ -105,6 +129,11 @@ impl Decoder {
 
     /// Classifies and decodes one line sent by `from` (when known).
     pub fn line(&mut self, from: Option<Side>, line: &[u8]) -> Vec<Decoded> {
+        let surface = self.surface;
+        surface.decode(|| self.parse(from, line))
+    }
+
+    fn parse(&mut self, from: Option<Side>, line: &[u8]) -> Vec<Decoded> {
         match message::parse(line) {
             Err(err) => vec![invalid(from, false, err.message)],
             Ok(Incoming::Single(entry)) => vec![self.entry(from, entry, false)],
@@ -133,7 +162,7 @@ impl Decoder {
                 }
                 let from = from.or_else(|| self.sender_of(&request.method, true));
                 let error =
-                    self.decode_call(from, &request.method, request.params.as_deref(), true);
+                    self.decode_from(from, &request.method, request.params.as_deref(), true);
                 if let Some(from) = from {
                     self.remember(from, request.id.clone(), request.method.clone());
                 }
@@ -148,7 +177,7 @@ impl Decoder {
             }
             Ok(Message::Notification(notification)) => {
                 let from = from.or_else(|| self.sender_of(&notification.method, false));
-                let error = self.decode_call(
+                let error = self.decode_from(
                     from,
                     &notification.method,
                     notification.params.as_deref(),
@@ -223,15 +252,37 @@ impl Decoder {
 
     /// Who sends `method`, when the line does not say: the side whose envelope knows it.
     fn sender_of(&self, method: &str, request: bool) -> Option<Side> {
-        let known = |side: Side| {
-            self.decode_call(Some(side), method, None, request)
-                .is_none_or(|error| !error.starts_with("method not found"))
-        };
-        match (known(Side::Client), known(Side::Agent)) {
+        match (
+            self.knows(Side::Client, method, request),
+            self.knows(Side::Agent, method, request),
+        ) {
             (true, false) => Some(Side::Client),
             (false, true) => Some(Side::Agent),
             _ => None,
         }
+    }
+
+    /// Whether `side` may send `method` in this version (and surface).
+    fn knows(&self, side: Side, method: &str, request: bool) -> bool {
+        self.decode_call(Some(side), method, None, request)
+            .is_none_or(|error| !error.starts_with("method not found"))
+    }
+
+    /// Decodes a call whose sender may be unknown: then only a method neither side knows is an
+    /// error (which side's envelope to decode with is not known).
+    fn decode_from(
+        &self,
+        from: Option<Side>,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+        request: bool,
+    ) -> Option<String> {
+        if from.is_some() {
+            return self.decode_call(from, method, params, request);
+        }
+        let unknown =
+            !self.knows(Side::Client, method, request) && !self.knows(Side::Agent, method, request);
+        unknown.then(|| format!("method not found: `{method}` (neither side sends it)"))
     }
 
     /// Decodes a request's or a notification's params with the receiving side's envelope.
@@ -243,6 +294,17 @@ impl Decoder {
         request: bool,
     ) -> Option<String> {
         let from = from?;
+        // Either side may cancel its own requests; no envelope lists the method.
+        if !request && method == acp_v2::methods::CANCEL_REQUEST {
+            let result = if self.version == 1 {
+                acp_support::method::decode::<acp_v1::CancelRequestNotification>(method, params)
+                    .map(drop)
+            } else {
+                acp_support::method::decode::<acp_v2::CancelRequestNotification>(method, params)
+                    .map(drop)
+            };
+            return result.err().map(|err| err.to_string());
+        }
         let result = match (self.version, from, request) {
             (1, Side::Client, true) => {
                 acp_v1::ClientRequest::from_method_and_params(method, params).map(drop)
@@ -331,7 +393,7 @@ mod tests {
 
     #[test]
     fn the_version_follows_initialize_and_responses_decode_by_their_request() {
-        let mut decoder = Decoder::new(None);
+        let mut decoder = Decoder::new(None, Surface::Stable);
         let init = one(
             &mut decoder,
             None,
@@ -361,8 +423,64 @@ mod tests {
     }
 
     #[test]
+    fn cancel_request_is_known_to_both_sides_and_unknown_methods_are_errors() {
+        let mut decoder = Decoder::new(Some(2), Surface::Stable);
+        let cancel = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}"#;
+        for from in [Some(Side::Client), Some(Side::Agent), None] {
+            assert_eq!(one(&mut decoder, from, cancel).error, None, "{from:?}");
+        }
+        let bad = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{}}"#;
+        assert!(one(&mut decoder, Some(Side::Agent), bad).error.is_some());
+        let unknown = one(
+            &mut decoder,
+            None,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/nope","params":{}}"#,
+        );
+        assert!(
+            unknown
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("method not found")),
+            "{unknown:?}"
+        );
+        let extension = one(
+            &mut decoder,
+            None,
+            r#"{"jsonrpc":"2.0","id":2,"method":"_vendor/x","params":{}}"#,
+        );
+        assert_eq!(extension.error, None);
+    }
+
+    /// A draft method and a draft update: unknown in the stable view, decoded (strictly) with
+    /// the drafts.
+    #[cfg(feature = "unstable")]
+    #[test]
+    fn drafts_are_unknown_on_the_stable_surface_and_strict_on_the_unstable_one() {
+        let fork = r#"{"jsonrpc":"2.0","id":5,"method":"session/fork","params":{"sessionId":"s","cwd":"/w","mcpServers":[]}}"#;
+        let removed = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan_removed"}}}"#;
+        let mut stable = Decoder::new(Some(2), Surface::Stable);
+        let error = one(&mut stable, Some(Side::Client), fork).error;
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("method not found")),
+            "{error:?}"
+        );
+        // Without `planId` a plan_removed is malformed, but on the stable surface it is an
+        // unknown update, kept whole.
+        assert_eq!(one(&mut stable, Some(Side::Agent), removed).error, None);
+        let mut drafts = Decoder::new(Some(2), Surface::Unstable);
+        assert_eq!(one(&mut drafts, Some(Side::Client), fork).error, None);
+        let error = one(&mut drafts, Some(Side::Agent), removed).error;
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains("planId")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
     fn batches_and_invalid_lines_are_classified() {
-        let mut decoder = Decoder::new(Some(2));
+        let mut decoder = Decoder::new(Some(2), Surface::Stable);
         let batch = decoder.line(
             Some(Side::Client),
             br#"[{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}},{"jsonrpc":"2.0"}]"#,

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::classify::{Decoded, Decoder, Kind};
+use crate::classify::{Decoded, Decoder, Kind, Surface};
 use crate::transcript::Line;
 
 /// Decodes `lines`, writing one report line per message (or one JSON object with `json`).
@@ -11,10 +11,11 @@ use crate::transcript::Line;
 pub fn run(
     lines: &[Line],
     version: Option<u16>,
+    surface: Surface,
     json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
-    let mut decoder = Decoder::new(version);
+    let mut decoder = Decoder::new(version, surface);
     let mut failures = 0;
     for line in lines {
         for decoded in decoder.line(line.from, &line.bytes) {
@@ -26,6 +27,7 @@ pub fn run(
                 if let Some(object) = value.as_object_mut() {
                     object.insert("line".into(), line.number.into());
                     object.insert("protocol".into(), decoder.version().into());
+                    object.insert("unstable".into(), (surface == Surface::Unstable).into());
                 }
                 writeln!(out, "{value}")?;
             } else {

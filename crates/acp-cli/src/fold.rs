@@ -7,7 +7,7 @@ use std::io::Write;
 use acp_session::v2::Role;
 use serde_json::Value;
 
-use crate::classify::{Decoder, Kind, Side};
+use crate::classify::{Decoder, Kind, Side, Surface};
 use crate::transcript::Line;
 
 /// One session's folded state.
@@ -21,10 +21,11 @@ enum State {
 pub fn run(
     lines: &[Line],
     version: Option<u16>,
+    surface: Surface,
     json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let mut decoder = Decoder::new(version);
+    let mut decoder = Decoder::new(version, surface);
     let mut sessions: BTreeMap<String, State> = BTreeMap::new();
     for line in lines {
         let decoded = decoder.line(line.from, &line.bytes);
@@ -55,7 +56,7 @@ pub fn run(
             match (decoded.kind, method, decoded.from) {
                 (Kind::Notification, Some("session/update"), Some(Side::Agent) | None) => {
                     let update = params.get("update").cloned().unwrap_or(Value::Null);
-                    fold_update(state, update);
+                    fold_update(state, update, surface);
                 }
                 (Kind::Request, Some("session/prompt"), _) => {
                     // v1 agents do not echo the prompt: the client's view has it anyway.
@@ -102,8 +103,8 @@ pub fn run(
     Ok(())
 }
 
-fn fold_update(state: &mut State, update: Value) {
-    match state {
+fn fold_update(state: &mut State, update: Value, surface: Surface) {
+    surface.decode(|| match state {
         State::V1(state) => match serde_json::from_value::<acp_v1::SessionUpdate>(update.clone()) {
             Ok(update) => state.apply(update),
             Err(err) => state.reject(update, &err),
@@ -112,7 +113,7 @@ fn fold_update(state: &mut State, update: Value) {
             Ok(update) => state.apply(update),
             Err(err) => state.reject(update, &err),
         },
-    }
+    })
 }
 
 fn role(role: Role) -> &'static str {

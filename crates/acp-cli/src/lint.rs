@@ -7,7 +7,7 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::classify::{Decoder, Kind, Side};
+use crate::classify::{Decoder, Kind, Side, Surface};
 use crate::transcript::Line;
 
 /// A rule: its id and the schema's sentence.
@@ -387,10 +387,11 @@ impl Checker {
 pub fn run(
     lines: &[Line],
     version: Option<u16>,
+    surface: Surface,
     json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<Vec<Violation>> {
-    let mut decoder = Decoder::new(version);
+    let mut decoder = Decoder::new(version, surface);
     let mut checker = Checker::default();
     for line in lines {
         let decoded = decoder.line(line.from, &line.bytes);
@@ -442,7 +443,7 @@ mod tests {
 
     fn lint(text: &str) -> Vec<&'static str> {
         let lines = transcript::read(text.as_bytes()).expect("reads");
-        run(&lines, None, true, &mut Vec::new())
+        run(&lines, None, Surface::Stable, true, &mut Vec::new())
             .expect("runs")
             .iter()
             .map(|v| v.rule.id)

@@ -11,7 +11,8 @@
 //! - `acp check -- AGENT [ARGS...]`: a quick conformance run of an agent over v1 and v2, the lint
 //!   rules applied to what it sent; a summary table, exit 1 on a MUST violation.
 //!
-//! Errors are one line on stderr.
+//! `decode`, `fold`, `lint` and `proxy` read the stable schema; `--unstable` adds its drafts
+//! (`schema.unstable.json`). Errors are one line on stderr.
 
 mod chat;
 mod check;
@@ -29,6 +30,8 @@ use std::path::PathBuf;
 
 use acp_sdk::client::Protocol;
 use clap::{Parser, Subcommand};
+
+use crate::classify::Surface;
 
 /// Why a command failed: one line for the user.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +87,10 @@ enum Command {
         /// Decode as this version instead of the one `initialize` negotiates.
         #[arg(long, value_parser = ["1", "2"])]
         protocol: Option<String>,
+        /// Decode against the schema's drafts too (`schema.unstable.json`); without it a draft
+        /// member, property or method reads as unknown, as the stable schema defines it.
+        #[arg(long)]
+        unstable: bool,
         /// The agent and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT")]
         agent: Vec<String>,
@@ -93,6 +100,10 @@ enum Command {
         /// Decode as this version instead of the one `initialize` negotiates.
         #[arg(long, value_parser = ["1", "2"])]
         protocol: Option<String>,
+        /// Decode against the schema's drafts too (`schema.unstable.json`); without it a draft
+        /// member, property or method reads as unknown, as the stable schema defines it.
+        #[arg(long)]
+        unstable: bool,
         /// One JSON object per message.
         #[arg(long)]
         json: bool,
@@ -104,6 +115,10 @@ enum Command {
         /// Check as this version instead of the one `initialize` negotiates.
         #[arg(long, value_parser = ["1", "2"])]
         protocol: Option<String>,
+        /// Decode against the schema's drafts too (`schema.unstable.json`); without it a draft
+        /// member, property or method reads as unknown, as the stable schema defines it.
+        #[arg(long)]
+        unstable: bool,
         /// One JSON object per violation.
         #[arg(long)]
         json: bool,
@@ -141,12 +156,28 @@ enum Command {
         /// Fold as this version instead of the one `initialize` negotiates.
         #[arg(long, value_parser = ["1", "2"])]
         protocol: Option<String>,
+        /// Decode against the schema's drafts too (`schema.unstable.json`); without it a draft
+        /// member, property or method reads as unknown, as the stable schema defines it.
+        #[arg(long)]
+        unstable: bool,
         /// The states as JSON.
         #[arg(long)]
         json: bool,
         /// The file, or `-` for stdin.
         file: PathBuf,
     },
+}
+
+/// The schema surface `--unstable` asks for; refused with the fix when this build has no drafts.
+fn surface(unstable: bool) -> Result<Surface, CliError> {
+    match (unstable, cfg!(feature = "unstable")) {
+        (false, _) => Ok(Surface::Stable),
+        (true, true) => Ok(Surface::Unstable),
+        (true, false) => Err(CliError::Usage(
+            "this acp was built without the protocol's drafts: rebuild it with `--features unstable` (the default)"
+                .into(),
+        )),
+    }
 }
 
 fn version(protocol: Option<&str>) -> Option<u16> {
@@ -203,17 +234,29 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
         Command::Proxy {
             record,
             protocol,
+            unstable,
             agent,
-        } => proxy::run(&agent, record.as_deref(), version(protocol.as_deref())).await,
+        } => {
+            proxy::run(
+                &agent,
+                record.as_deref(),
+                version(protocol.as_deref()),
+                surface(unstable)?,
+            )
+            .await
+        }
         Command::Decode {
             protocol,
+            unstable,
             json,
             file,
         } => {
+            let surface = surface(unstable)?;
             let lines = read_lines(&file)?;
             let failures = decode::run(
                 &lines,
                 version(protocol.as_deref()),
+                surface,
                 json,
                 &mut std::io::stdout(),
             )
@@ -222,6 +265,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Command::Lint {
             protocol,
+            unstable,
             json,
             rules,
             file,
@@ -235,10 +279,12 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             let Some(file) = file else {
                 return Err(CliError::Usage("give the transcript to check".into()));
             };
+            let surface = surface(unstable)?;
             let lines = read_lines(&file)?;
             let violations = lint::run(
                 &lines,
                 version(protocol.as_deref()),
+                surface,
                 json,
                 &mut std::io::stdout(),
             )
@@ -269,13 +315,16 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Command::Fold {
             protocol,
+            unstable,
             json,
             file,
         } => {
+            let surface = surface(unstable)?;
             let lines = read_lines(&file)?;
             fold::run(
                 &lines,
                 version(protocol.as_deref()),
+                surface,
                 json,
                 &mut std::io::stdout(),
             )

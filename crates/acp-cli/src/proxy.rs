@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::classify::{Decoder, Side};
+use crate::classify::{Decoder, Side, Surface};
 use crate::transcript::Recorder;
 use crate::CliError;
 
@@ -123,6 +123,7 @@ pub async fn run(
     agent: &[String],
     record: Option<&Path>,
     version: Option<u16>,
+    surface: Surface,
 ) -> Result<i32, CliError> {
     let Some((program, args)) = agent.split_first() else {
         return Err(CliError::Usage("give the agent to run after `--`".into()));
@@ -143,7 +144,7 @@ pub async fn run(
         return Err(CliError::Spawn("the agent's stdio was not piped".into()));
     };
     let channel = Arc::new(Mutex::new(SideChannel {
-        decoder: Decoder::new(version),
+        decoder: Decoder::new(version, surface),
         recorder,
         problems: 0,
     }));

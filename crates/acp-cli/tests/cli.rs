@@ -223,6 +223,52 @@ fn decode_checks_the_fixtures_and_names_a_bad_field() {
     assert!(error.contains("update.content.text"), "{error}");
 }
 
+/// `acp decode` reads the stable schema; `--unstable` adds the drafts: a draft method is unknown
+/// without it and decodes with it, a draft update is an unknown variant without it.
+#[test]
+fn decode_reads_the_drafts_only_when_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("drafts.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":5,"method":"session/fork","params":{"sessionId":"s","cwd":"/w","mcpServers":[]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan_removed","planId":"p"}}}"#,
+            "\n",
+        ),
+    )
+    .expect("written");
+    let decode = |unstable: bool| {
+        let mut command = Command::new(ACP);
+        command.args(["decode", "--json"]);
+        if unstable {
+            command.arg("--unstable");
+        }
+        let output = command.arg(&file).output().expect("runs");
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("JSON"))
+            .collect();
+        (output.status.code(), lines)
+    };
+    let (code, lines) = decode(false);
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert!(lines[0]["error"]
+        .as_str()
+        .is_some_and(|e| e.starts_with("method not found")));
+    assert_eq!(lines[1]["error"], serde_json::Value::Null);
+    assert_eq!(lines[1]["unstable"], false);
+    let (code, lines) = decode(true);
+    if cfg!(feature = "unstable") {
+        assert_eq!(code, Some(0), "{lines:?}");
+        assert_eq!(lines[0]["from"], "client");
+        assert_eq!(lines[1]["unstable"], true);
+    } else {
+        assert_eq!(code, Some(2), "refused: built without the drafts");
+    }
+}
+
 /// The fixtures keep the rules; so does what the reference agent sends (recorded through the
 /// proxy); a transcript with a planted violation is exit 1 with the rule and its sentence.
 #[test]
