@@ -78,6 +78,17 @@ impl<T> Patch<T> {
         }
     }
 
+    /// The one patch that applying `self` and then `later` amounts to: `later`, unless it is
+    /// omitted. [`Patch::Absent`] is its identity and it is associative, so a run of upserts of
+    /// one property folds into a single patch (`tests/patch_algebra.rs` checks the laws).
+    #[must_use]
+    pub fn then(self, later: Patch<T>) -> Patch<T> {
+        match later {
+            Patch::Absent => self,
+            later => later,
+        }
+    }
+
     /// Applies this patch to a stored optional value: omitted leaves it, `null` clears it, a
     /// value replaces it.
     pub fn apply_to(self, target: &mut Option<T>) {
