@@ -148,6 +148,7 @@ fn render(id: &str, state: &State, out: &mut dyn Write) -> std::io::Result<()> {
             for problem in &state.problems {
                 writeln!(out, "[problem] {problem}")?;
             }
+            dropped(&state.dropped, out)?;
         }
         State::V2(state) => {
             for message in state.messages.iter() {
@@ -192,7 +193,20 @@ fn render(id: &str, state: &State, out: &mut dyn Write) -> std::io::Result<()> {
             for problem in &state.problems {
                 writeln!(out, "[problem] {problem}")?;
             }
+            dropped(&state.dropped, out)?;
         }
     }
     Ok(())
+}
+
+/// What the state's limits let go, when anything went.
+fn dropped(dropped: &acp_session::limits::Dropped, out: &mut dyn Write) -> std::io::Result<()> {
+    if dropped.is_none() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "[dropped] {}",
+        serde_json::to_string(dropped).unwrap_or_default()
+    )
 }

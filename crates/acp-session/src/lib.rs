@@ -7,6 +7,7 @@
 //! - [`v2::replay`]: the most compact `session/update` sequence that rebuilds a state.
 
 pub mod keyed;
+pub mod limits;
 pub mod meta;
 pub mod neutral;
 mod permission;

@@ -240,17 +240,40 @@ fn hides_text(c: char, out: &str) -> bool {
 /// code point as U+FFFD provisionally, and bytes that arrive after it take that back and go on
 /// decoding (output after a terminal's exit status, or a replay that reports the exit first).
 /// Equality compares that state, not the scratch buffer.
-#[derive(Debug, Clone, Default)]
+///
+/// With a scrollback ([`TerminalText::with_scrollback`]) the text keeps the fewest complete lines
+/// at its end that reach the scrollback's length, and the current line. Complete lines never
+/// change again, so which are kept depends on them alone: the text is still a function of the
+/// bytes, whatever the chunking.
+#[derive(Debug, Clone)]
 pub struct TerminalText {
     utf8: Utf8Decoder,
     sanitizer: Sanitizer,
     /// Scratch for one chunk's decoded text.
     decoded: String,
     text: String,
+    /// Bytes of complete lines kept (at least, when lines are longer).
+    scrollback: usize,
+    /// Bytes of complete lines let go from the front.
+    scrolled_out: u64,
     /// Set by `finish` when it showed an unfinished code point as U+FFFD: where it was written,
     /// the text it replaced from there (after a carriage return it overwrites), and the
     /// sanitizer's state before it.
     provisional: Option<(usize, String, Sanitizer)>,
+}
+
+impl Default for TerminalText {
+    fn default() -> Self {
+        Self {
+            utf8: Utf8Decoder::default(),
+            sanitizer: Sanitizer::default(),
+            decoded: String::new(),
+            text: String::new(),
+            scrollback: usize::MAX,
+            scrolled_out: 0,
+            provisional: None,
+        }
+    }
 }
 
 impl PartialEq for TerminalText {
@@ -258,6 +281,8 @@ impl PartialEq for TerminalText {
         self.utf8 == other.utf8
             && self.sanitizer == other.sanitizer
             && self.text == other.text
+            && self.scrollback == other.scrollback
+            && self.scrolled_out == other.scrolled_out
             && self.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
                 == other.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
     }
@@ -266,12 +291,20 @@ impl PartialEq for TerminalText {
 impl Eq for TerminalText {}
 
 impl TerminalText {
-    /// A transcript that keeps colours when `keep_colours` is set.
+    /// A transcript that keeps colours when `keep_colours` is set, and every line.
     pub fn new(keep_colours: bool) -> Self {
         Self {
             sanitizer: Sanitizer::new(keep_colours),
             ..Self::default()
         }
+    }
+
+    /// Keeps complete lines only as far back as `bytes` of them (see the type's docs).
+    #[must_use]
+    pub fn with_scrollback(mut self, bytes: usize) -> Self {
+        self.scrollback = bytes;
+        self.scroll();
+        self
     }
 
     /// Appends a chunk of raw terminal bytes.
@@ -283,12 +316,59 @@ impl TerminalText {
         }
         self.decoded.clear();
         self.utf8.decode(bytes, &mut self.decoded);
+        // Grown by a sixty-fourth at a time, not doubled: a doubled buffer would hold up to
+        // twice the scrollback.
+        if self.text.capacity() - self.text.len() < self.decoded.len() {
+            let more = self.decoded.len().max(self.text.len() / 64);
+            self.text.reserve_exact(more);
+        }
         self.sanitizer.feed(&self.decoded, &mut self.text);
+        self.scroll();
     }
 
-    /// The safe text so far.
+    /// Lets the oldest complete lines go: the text keeps the fewest complete lines at its end
+    /// whose length reaches the scrollback (all of them while shorter), and the current line.
+    fn scroll(&mut self) {
+        let Some(last_newline) = self.text.rfind('\n') else {
+            return;
+        };
+        let complete = last_newline + 1;
+        let Some(bound) = complete.checked_sub(self.scrollback) else {
+            return;
+        };
+        // The last line start at or before `bound`: from there the complete lines still reach
+        // the scrollback, and from the next one they would not.
+        // Bytes, not a `str` slice: `bound` need not be a character boundary, and a newline
+        // byte is never part of another character.
+        let cut = self.text.as_bytes()[..bound]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        if cut == 0 {
+            return;
+        }
+        self.text.drain(..cut);
+        self.scrolled_out += cut as u64;
+        // Positions in the current line move with it.
+        if let Some(at) = &mut self.sanitizer.overwrite_at {
+            *at -= cut;
+        }
+        if let Some((at, _, sanitizer)) = &mut self.provisional {
+            *at -= cut;
+            if let Some(at) = &mut sanitizer.overwrite_at {
+                *at -= cut;
+            }
+        }
+    }
+
+    /// The safe text so far (with a scrollback, its end).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Bytes of complete lines the scrollback let go from the front of the text.
+    pub fn scrolled_out(&self) -> u64 {
+        self.scrolled_out
     }
 
     /// Ends the stream (for now): an unfinished code point at the end shows as U+FFFD, until
@@ -309,9 +389,9 @@ impl TerminalText {
         self.text.capacity() + self.decoded.capacity() + self.utf8.pending.capacity()
     }
 
-    /// Starts over (a snapshot replaced the output).
+    /// Starts over (a snapshot replaced the output), with the same colours and scrollback.
     pub fn reset(&mut self) {
-        *self = Self::new(self.sanitizer.keep_colours);
+        *self = Self::new(self.sanitizer.keep_colours).with_scrollback(self.scrollback);
     }
 }
 
@@ -387,14 +467,29 @@ mod tests {
             for keep_colours in [false, true] {
                 let mut whole = TerminalText::new(keep_colours);
                 whole.push(&bytes);
-                let mut chunked = TerminalText::new(keep_colours);
+                let scrollback = next(12);
+                let mut chunked = TerminalText::new(keep_colours).with_scrollback(scrollback);
                 let mut rest = bytes.as_slice();
                 while !rest.is_empty() {
                     let (chunk, tail) = rest.split_at(1 + next(rest.len()));
                     chunked.push(chunk);
+                    if next(4) == 0 {
+                        chunked.finish();
+                    }
                     rest = tail;
                 }
-                assert_eq!(chunked.text(), whole.text(), "round {round}: {bytes:?}");
+                // Ended, each of them: a finish midway is taken back by the bytes after it.
+                chunked.finish();
+                whole.finish();
+                // With a scrollback the text is the unbounded text but the complete lines that
+                // went, whatever the chunking.
+                let kept = usize::try_from(chunked.scrolled_out()).unwrap_or(usize::MAX);
+                let expected = whole.text().get(kept..).unwrap_or_default();
+                assert_eq!(chunked.text(), expected, "round {round}: {bytes:?}");
+                let mut once = TerminalText::new(keep_colours).with_scrollback(scrollback);
+                once.push(&bytes);
+                once.finish();
+                assert_eq!(chunked, once, "round {round}: {bytes:?}");
                 let bad = |c: char| {
                     (c.is_control() && c != '\n' && c != '\t' && !(keep_colours && c == '\u{1b}'))
                         || ('\u{80}'..='\u{9f}').contains(&c)
@@ -465,6 +560,23 @@ mod tests {
         let family = "\u{1f468}\u{200d}\u{1f469}";
         assert_eq!(transcript(&[family.as_bytes()], false), family);
         assert_eq!(transcript(&["a\u{200d}b".as_bytes()], false), "a<U+200D>b");
+    }
+
+    #[test]
+    fn the_scrollback_keeps_the_fewest_complete_lines_that_reach_it_and_the_current_line() {
+        let mut text = TerminalText::new(false).with_scrollback(6);
+        text.push(b"one\ntwo\nthree\nfou");
+        assert_eq!(text.text(), "three\nfou");
+        assert_eq!(text.scrolled_out(), 8);
+        // A carriage return still rewrites the current line.
+        text.push(b"\rFOUR\n");
+        assert_eq!(text.text(), "three\nFOUR\n");
+        text.push(b"x\n");
+        assert_eq!(text.text(), "FOUR\nx\n");
+        assert_eq!(text.scrolled_out(), 14);
+        // A line longer than the scrollback is kept whole while it is the last one.
+        text.push(b"a very long line\n");
+        assert_eq!(text.text(), "a very long line\n");
     }
 
     #[test]

@@ -136,3 +136,80 @@ fn unknown_variants_are_kept_not_fatal() {
     assert_eq!(state.unknown[0].tag(), "_acme_widget");
     assert_eq!(state.messages.len(), 1);
 }
+
+/// Terminal output is kept once: its bytes (for replay), plus display text bounded by the
+/// scrollback. Measured by capacity, as `Terminal::output_heap_bytes` counts it: 1 MiB of output
+/// in 256 chunks of 4 KiB holds at most 1.1 bytes of heap per output byte (2.0 before: the bytes
+/// and the whole text).
+#[test]
+fn a_mebibyte_of_terminal_output_holds_at_most_one_point_one_bytes_per_byte() {
+    use base64::Engine;
+    let mut state = fold(&[json!({"sessionUpdate": "terminal_update", "terminalId": "t"})]);
+    let line = "build output line with some text and numbers 0123456789\n".repeat(80);
+    let data = base64::engine::general_purpose::STANDARD.encode(&line.as_bytes()[..4096]);
+    let chunk: SessionUpdate = serde_json::from_value(
+        json!({"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": data}),
+    )
+    .expect("a valid update");
+    for _ in 0..256 {
+        state.apply(chunk.clone());
+    }
+    let terminal = state.terminals.iter().next().expect("the terminal");
+    assert_eq!(terminal.output.len(), 1 << 20);
+    let per_byte = terminal.output_heap_bytes() as f64 / terminal.output.len() as f64;
+    eprintln!("{per_byte:.3} heap bytes per output byte");
+    assert!(per_byte <= 1.1, "{per_byte:.3} heap bytes per output byte");
+    // The display text is the end of the output, within the scrollback and a line.
+    let text = terminal.transcript.text();
+    assert!(text.len() <= 64 * 1024 + line.len(), "{}", text.len());
+    assert_eq!(
+        terminal.transcript.scrolled_out() + text.len() as u64,
+        1 << 20
+    );
+}
+
+/// Each growing list keeps its newest entries and counts what went.
+#[test]
+fn limits_keep_the_newest_entries_and_count_the_rest() {
+    use acp_session::limits::Limits;
+    let mut state = SessionState::with_limits(
+        Limits::default()
+            .messages(2)
+            .notices(1)
+            .tool_call_content(3),
+    );
+    for i in 0..5 {
+        let update: SessionUpdate = serde_json::from_value(json!({
+            "sessionUpdate": "agent_message_chunk", "messageId": format!("m{i}"), "content": text("x")
+        }))
+        .expect("a valid update");
+        state.apply(update);
+        let notice: SessionUpdate = serde_json::from_value(json!({
+            "sessionUpdate": "notice", "severity": "info", "title": format!("n{i}")
+        }))
+        .expect("a valid update");
+        state.apply(notice);
+        let content: SessionUpdate = serde_json::from_value(json!({
+            "sessionUpdate": "tool_call_content_chunk", "toolCallId": "c",
+            "content": {"type": "content", "content": text(&format!("c{i}"))}
+        }))
+        .expect("a valid update");
+        state.apply(content);
+    }
+    let ids: Vec<String> = state
+        .messages
+        .iter()
+        .map(|m| m.message_id.to_string())
+        .collect();
+    assert_eq!(ids, ["m3", "m4"]);
+    assert_eq!(state.notices.len(), 1);
+    assert_eq!(state.notices[0].title, "n4");
+    let call = state.tool_calls.iter().next().expect("the call");
+    assert_eq!(call.content.len(), 3);
+    assert_eq!(state.dropped.messages, 3);
+    assert_eq!(state.dropped.notices, 4);
+    assert_eq!(state.dropped.tool_call_content, 2);
+    // The counts are part of what a client shows (and serialises).
+    let json = serde_json::to_value(&state).expect("state");
+    assert_eq!(json["dropped"]["messages"], 3);
+}

@@ -4,6 +4,7 @@
 //! unknown variants, split and invalid UTF-8, escape sequences, output after exit, invalid
 //! base64 and compactions without a status.
 
+use acp_session::limits::{Dropped, Limits};
 use acp_session::v2::replay::replay;
 use acp_session::v2::SessionState;
 use acp_testkit::Lcg;
@@ -89,6 +90,8 @@ fn update(rng: &mut Lcg) -> Value {
         13 => json!({"sessionUpdate": "state_update", "state": "idle",
                      "stopReason": *rng.pick(&["end_turn", "cancelled"])}),
         14 => json!({"sessionUpdate": "_acme/widget", "n": rng.next(9)}),
+        15 => json!({"sessionUpdate": "notice", "severity": *rng.pick(&["info", "warning"]),
+                     "title": text(rng)}),
         16 => {
             json!({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": id(rng, "p"),
                      "uri": format!("file:///{}.md", text(rng))}})
@@ -121,7 +124,11 @@ fn update(rng: &mut Lcg) -> Value {
 }
 
 fn fold(updates: impl IntoIterator<Item = SessionUpdate>) -> SessionState {
-    let mut state = SessionState::new();
+    fold_within(Limits::default(), updates)
+}
+
+fn fold_within(limits: Limits, updates: impl IntoIterator<Item = SessionUpdate>) -> SessionState {
+    let mut state = SessionState::with_limits(limits);
     for update in updates {
         state.apply(update);
     }
@@ -130,6 +137,21 @@ fn fold(updates: impl IntoIterator<Item = SessionUpdate>) -> SessionState {
 
 #[test]
 fn replay_through_the_wire_folds_to_the_live_state() {
+    replay_folds_to_the_live_state_within(Limits::default());
+}
+
+/// Limits so small that every kind of list, and the terminals' scrollback, lets entries go: the
+/// replay holds what was kept and folds to the same state, but for the counts of what went
+/// (which only the live state saw go).
+#[test]
+fn replay_folds_to_the_live_state_within_small_limits() {
+    replay_folds_to_the_live_state_within(Limits::all(2, 2));
+}
+
+fn replay_folds_to_the_live_state_within(limits: Limits) {
+    // What the limits let go over all seeds: each kind must go somewhere for the test to cover it.
+    let mut went = Dropped::default();
+    let mut scrolled_out = 0;
     for seed in 0..500u64 {
         let mut rng = Lcg(seed);
         let count = 1 + rng.next(40);
@@ -140,7 +162,18 @@ fn replay_through_the_wire_folds_to_the_live_state() {
                     .unwrap_or_else(|err| panic!("seed {seed}: generated {wire}: {err}"))
             })
             .collect();
-        let live = fold(updates.clone());
+        let mut live = fold_within(limits, updates.clone());
+        went.messages += live.dropped.messages;
+        went.tool_call_content += live.dropped.tool_call_content;
+        went.notices += live.dropped.notices;
+        went.unknown += live.dropped.unknown;
+        went.problems += live.dropped.problems;
+        scrolled_out += live
+            .terminals
+            .iter()
+            .map(|t| t.transcript.scrolled_out())
+            .sum::<u64>();
+        live.dropped = Dropped::default();
         let replayed: Vec<SessionUpdate> = replay(&live)
             .iter()
             .map(|update| {
@@ -150,7 +183,7 @@ fn replay_through_the_wire_folds_to_the_live_state() {
                 })
             })
             .collect();
-        let again = fold(replayed);
+        let again = fold_within(limits, replayed);
         let live_json = serde_json::to_value(&live).expect("state");
         let again_json = serde_json::to_value(&again).expect("state");
         assert_eq!(
@@ -163,6 +196,17 @@ fn replay_through_the_wire_folds_to_the_live_state() {
             again, live,
             "seed {seed}: same JSON, yet the states compare unequal"
         );
+    }
+    if limits != Limits::default() {
+        let counts = [
+            went.messages,
+            went.tool_call_content,
+            went.notices,
+            went.unknown,
+            went.problems,
+            scrolled_out,
+        ];
+        assert!(counts.iter().all(|&n| n > 0), "every limit bit: {counts:?}");
     }
 }
 

@@ -274,3 +274,49 @@ fn an_update_that_does_not_decode_is_kept_as_a_diagnostic() {
     );
     assert_eq!(state.rejected, [raw]);
 }
+
+/// The v1 reducer's limits: the oldest messages go (and messages keyed by id are still found),
+/// tool-call content keeps its newest items, and every drop is counted.
+#[test]
+fn v1_limits_keep_the_newest_entries_and_ids_still_find_their_messages() {
+    use acp_session::limits::Limits;
+    let mut state = SessionState::with_limits(Limits::default().messages(2).tool_call_content(1));
+    fn apply(state: &mut SessionState, update: Value) {
+        state.apply(serde_json::from_value::<SessionUpdate>(update).expect("a valid v1 update"));
+    }
+    for id in ["a", "b", "c"] {
+        apply(
+            &mut state,
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": id, "content": text(id)}),
+        );
+    }
+    // An id-less run starts a fourth message: "a" and "b" have gone.
+    apply(&mut state, json!({"sessionUpdate": "plan", "entries": []}));
+    apply(
+        &mut state,
+        json!({"sessionUpdate": "user_message_chunk", "content": text("run")}),
+    );
+    apply(
+        &mut state,
+        json!({"sessionUpdate": "agent_message_chunk", "messageId": "c", "content": text("+")}),
+    );
+    apply(
+        &mut state,
+        json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T",
+                 "content": [{"type": "content", "content": text("1")},
+                             {"type": "content", "content": text("2")}]}),
+    );
+    let texts: Vec<String> = state.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["c+", "run"]);
+    assert_eq!(state.dropped.messages, 2);
+    let call = state.tool_calls.iter().next().expect("the call");
+    assert_eq!(call.content.len(), 1);
+    assert_eq!(state.dropped.tool_call_content, 1);
+    // "a" went: a chunk for it starts a new message.
+    apply(
+        &mut state,
+        json!({"sessionUpdate": "agent_message_chunk", "messageId": "a", "content": text("again")}),
+    );
+    let texts: Vec<String> = state.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["run", "again"]);
+}

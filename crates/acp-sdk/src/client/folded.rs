@@ -74,11 +74,11 @@ fn text_v2(blocks: &[acp_v2::ContentBlock]) -> String {
 }
 
 impl Folded {
-    pub(crate) fn new(version: u16) -> Self {
+    pub(crate) fn new(version: u16, limits: acp_session::limits::Limits) -> Self {
         if version == 1 {
-            Folded::V1(Default::default())
+            Folded::V1(acp_session::v1::SessionState::with_limits(limits))
         } else {
-            Folded::V2(Default::default())
+            Folded::V2(acp_session::v2::SessionState::with_limits(limits))
         }
     }
 

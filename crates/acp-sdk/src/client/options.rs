@@ -162,6 +162,10 @@ pub struct ClientOptions {
     /// events are let go and a [`super::Event::Lagged`] says how many (the session's state
     /// still has everything).
     pub event_capacity: usize,
+    /// What each session's folded state keeps at most (messages, tool-call content, notices,
+    /// unknown updates, problems, terminal scrollback); past it the oldest go, counted in the
+    /// state's `dropped`.
+    pub state_limits: acp_session::limits::Limits,
     /// The transport's options.
     pub connection: ConnectionOptions,
 }
@@ -175,6 +179,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("permission", &self.permission.as_ref().map(|_| "custom"))
             .field("services", &self.services)
             .field("event_capacity", &self.event_capacity)
+            .field("state_limits", &self.state_limits)
             .finish_non_exhaustive()
     }
 }
@@ -188,6 +193,7 @@ impl Default for ClientOptions {
             permission: None,
             services: LocalServices::new(),
             event_capacity: 4096,
+            state_limits: acp_session::limits::Limits::default(),
             connection: ConnectionOptions::default(),
         }
     }
@@ -229,6 +235,13 @@ impl ClientOptions {
     #[must_use]
     pub fn services(mut self, services: LocalServices) -> Self {
         self.services = services;
+        self
+    }
+
+    /// Bounds what each session's folded state keeps.
+    #[must_use]
+    pub fn state_limits(mut self, limits: acp_session::limits::Limits) -> Self {
+        self.state_limits = limits;
         self
     }
 

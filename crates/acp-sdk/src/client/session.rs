@@ -103,7 +103,7 @@ fn register(
         id: id.clone(),
         version,
         roots,
-        state: Mutex::new(Folded::new(version)),
+        state: Mutex::new(Folded::new(version, shared.options.state_limits)),
         turns: Mutex::new(Turns::new(replaying)),
         permissions: Mutex::new(CancellationToken::new()),
         v1_modes: Mutex::new(None),

@@ -18,6 +18,7 @@ use acp_v1::{
 use serde::Serialize;
 
 use crate::keyed::Keyed;
+use crate::limits::{keep_last, Dropped, Limits};
 use crate::meta::patch_meta;
 use crate::v2::Role;
 
@@ -140,16 +141,59 @@ pub struct SessionState {
     #[cfg(feature = "unstable")]
     #[serde(skip_serializing_if = "crate::keyed::Keyed::is_empty")]
     pub subagents: crate::keyed::Keyed<acp_v1::SessionId, acp_v1::SubagentUpdate>,
+    /// What the [`Limits`] let go, by kind.
+    #[serde(skip_serializing_if = "Dropped::is_none")]
+    pub dropped: Dropped,
+    /// What this state keeps at most.
+    #[serde(skip)]
+    limits: Limits,
 }
 
 impl SessionState {
-    /// An empty session.
+    /// An empty session, with the default [`Limits`].
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty session that keeps at most what `limits` allow (v1 has no display terminals:
+    /// the scrollback does not apply).
+    pub fn with_limits(limits: Limits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// What this state keeps at most.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
     pub fn apply(&mut self, update: SessionUpdate) {
+        self.fold(update);
+        self.bound();
+    }
+
+    /// Lets the oldest entries of each growing list go past its limit, counting them.
+    fn bound(&mut self) {
+        let limits = self.limits;
+        let excess = self.messages.len().saturating_sub(limits.messages);
+        if excess > 0 {
+            self.messages.drain(..excess);
+            // Positions move down with the messages; those of the messages that went go.
+            self.message_index.retain(|_, position| {
+                *position = position.wrapping_sub(excess);
+                *position < self.messages.len()
+            });
+            self.dropped.messages += excess as u64;
+        }
+        self.dropped.notices += keep_last(&mut self.notices, limits.notices);
+        self.dropped.problems += keep_last(&mut self.problems, limits.problems);
+        keep_last(&mut self.rejected, limits.problems);
+    }
+
+    fn fold(&mut self, update: SessionUpdate) {
         let is_chunk = matches!(
             update,
             SessionUpdate::UserMessageChunk(_)
@@ -178,12 +222,15 @@ impl SessionState {
                     meta: call.meta.into_option(),
                 };
                 // `tool_call` reports the whole tool call: it replaces what was known.
-                match self.tool_calls.get_mut(&id) {
-                    Some(existing) => *existing = state,
-                    None => {
-                        self.tool_calls.upsert(&id, || state);
+                let call = match self.tool_calls.get_mut(&id) {
+                    Some(existing) => {
+                        *existing = state;
+                        existing
                     }
-                }
+                    None => self.tool_calls.upsert(&id, || state),
+                };
+                self.dropped.tool_call_content +=
+                    keep_last(&mut call.content, self.limits.tool_call_content);
             }
             SessionUpdate::ToolCallUpdate(update) => self.update_tool_call(*update),
             SessionUpdate::Plan(plan) => self.plan = Some(plan.entries),
@@ -228,6 +275,7 @@ impl SessionState {
         self.problems
             .push(crate::undecoded::problem(&update, error));
         self.rejected.push(update);
+        self.bound();
     }
 
     /// `tool_call_update`: changes the fields it carries; a tool call not seen before is
@@ -275,6 +323,8 @@ impl SessionState {
         if let Some(meta) = update.meta.into_option() {
             call.meta = Some(meta);
         }
+        self.dropped.tool_call_content +=
+            keep_last(&mut call.content, self.limits.tool_call_content);
     }
 
     fn chunk(&mut self, role: Role, chunk: acp_v1::ContentChunk) {

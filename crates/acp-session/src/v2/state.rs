@@ -15,6 +15,7 @@ use super::message::{Message, Role};
 use super::terminal::Terminal;
 use super::tool_call::ToolCall;
 use crate::keyed::Keyed;
+use crate::limits::{keep_last, Dropped, Limits};
 use crate::meta::{kept_whole, patch_meta};
 
 /// One item-based plan.
@@ -125,12 +126,31 @@ pub struct SessionState {
     /// [`SessionState::problems`] entries). A replay cannot send them again as typed updates.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub undecoded: Vec<serde_json::Value>,
+    /// What the [`Limits`] let go, by kind.
+    #[serde(skip_serializing_if = "Dropped::is_none")]
+    pub dropped: Dropped,
+    /// What this state keeps at most.
+    #[serde(skip)]
+    limits: Limits,
 }
 
 impl SessionState {
-    /// An empty session.
+    /// An empty session, with the default [`Limits`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty session that keeps at most what `limits` allow.
+    pub fn with_limits(limits: Limits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// What this state keeps at most.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Records an update that did not decode (`update` as it came, and why), so that nothing
@@ -139,10 +159,31 @@ impl SessionState {
         self.problems
             .push(crate::undecoded::problem(&update, error));
         self.undecoded.push(update);
+        self.bound();
     }
 
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
     pub fn apply(&mut self, update: SessionUpdate) {
+        self.fold(update);
+        self.bound();
+    }
+
+    /// Lets the oldest entries of each growing list go past its limit, counting them.
+    fn bound(&mut self) {
+        let limits = self.limits;
+        while self.messages.len() > limits.messages {
+            self.messages.pop_oldest();
+            self.dropped.messages += 1;
+        }
+        self.dropped.notices += keep_last(&mut self.notices, limits.notices);
+        self.dropped.unknown += keep_last(&mut self.unknown, limits.unknown);
+        self.dropped.unknown += keep_last(&mut self.unknown_plans, limits.unknown);
+        self.dropped.problems += keep_last(&mut self.problems, limits.problems);
+        keep_last(&mut self.rejected, limits.problems);
+        keep_last(&mut self.undecoded, limits.problems);
+    }
+
+    fn fold(&mut self, update: SessionUpdate) {
         match update {
             SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, *chunk),
             SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, *chunk),
@@ -159,22 +200,24 @@ impl SessionState {
             SessionUpdate::StateUpdate(state) => self.foreground.apply(*state),
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.clone();
-                self.tool_calls
-                    .upsert(&id, || ToolCall::new(id.clone()))
-                    .apply(*update);
+                let call = self.tool_calls.upsert(&id, || ToolCall::new(id.clone()));
+                call.apply(*update);
+                self.dropped.tool_call_content +=
+                    keep_last(&mut call.content, self.limits.tool_call_content);
             }
             SessionUpdate::ToolCallContentChunk(chunk) => {
                 let id = chunk.tool_call_id;
-                self.tool_calls
-                    .upsert(&id, || ToolCall::new(id.clone()))
-                    .content
-                    .push(chunk.content);
+                let call = self.tool_calls.upsert(&id, || ToolCall::new(id.clone()));
+                call.content.push(chunk.content);
+                self.dropped.tool_call_content +=
+                    keep_last(&mut call.content, self.limits.tool_call_content);
             }
             SessionUpdate::TerminalUpdate(update) => {
                 let id = update.terminal_id.clone();
+                let scrollback = self.limits.terminal_scrollback;
                 let result = self
                     .terminals
-                    .upsert(&id, || Terminal::new(id.clone()))
+                    .upsert(&id, || Terminal::new(id.clone(), scrollback))
                     .apply(*update);
                 // Only the rejected snapshot is kept: replaying the fields that did apply would
                 // undo later updates of them.
@@ -191,9 +234,10 @@ impl SessionState {
             }
             SessionUpdate::TerminalOutputChunk(chunk) => {
                 let id = chunk.terminal_id.clone();
+                let scrollback = self.limits.terminal_scrollback;
                 let result = self
                     .terminals
-                    .upsert(&id, || Terminal::new(id.clone()))
+                    .upsert(&id, || Terminal::new(id.clone(), scrollback))
                     .append(&chunk.data);
                 self.record(result, || SessionUpdate::TerminalOutputChunk(chunk));
             }

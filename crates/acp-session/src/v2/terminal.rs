@@ -22,10 +22,12 @@ pub struct Terminal {
     /// Its absolute working directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<AbsolutePath>,
-    /// Every output byte, in order.
+    /// Every output byte, in order: kept whole (a replay sends them), and only once.
     #[serde(serialize_with = "as_base64")]
     pub output: Vec<u8>,
-    /// The output as safe, display-only text.
+    /// The output as safe, display-only text, derived from the bytes as they come; complete
+    /// lines only as far back as the state's
+    /// [`Limits::terminal_scrollback`](crate::limits::Limits::terminal_scrollback).
     #[serde(rename = "text", serialize_with = "as_text")]
     pub transcript: TerminalText,
     /// Exit information; present once the command has exited.
@@ -53,13 +55,13 @@ pub struct BadOutput {
 }
 
 impl Terminal {
-    pub(crate) fn new(terminal_id: TerminalId) -> Self {
+    pub(crate) fn new(terminal_id: TerminalId, scrollback: usize) -> Self {
         Self {
             terminal_id,
             command: None,
             cwd: None,
             output: Vec::new(),
-            transcript: TerminalText::new(false),
+            transcript: TerminalText::new(false).with_scrollback(scrollback),
             exit_status: None,
             size: None,
             capabilities: None,
@@ -67,8 +69,8 @@ impl Terminal {
         }
     }
 
-    /// The bytes the terminal's output buffers hold on the heap (raw bytes plus safe text), by
-    /// capacity: what a client pays in memory for this terminal's output.
+    /// The bytes the terminal's output buffers hold on the heap (raw bytes plus the bounded
+    /// safe text), by capacity: what a client pays in memory for this terminal's output.
     pub fn output_heap_bytes(&self) -> usize {
         self.output.capacity() + self.transcript.heap_bytes()
     }
@@ -118,6 +120,12 @@ impl Terminal {
     pub(crate) fn append(&mut self, data: &str) -> Result<(), BadOutput> {
         let bytes = self.decode(data)?;
         self.transcript.push(&bytes);
+        // Grown by a sixty-fourth at a time, not doubled: the bytes are most of a terminal's
+        // memory, and a doubled buffer would hold up to twice them.
+        if self.output.capacity() - self.output.len() < bytes.len() {
+            self.output
+                .reserve_exact(bytes.len().max(self.output.len() / 64));
+        }
         self.output.extend_from_slice(&bytes);
         if self.has_exited() {
             self.transcript.finish();
