@@ -246,3 +246,234 @@ impl Drop for Place {
         }
     }
 }
+
+/// A model-based test: seeded random interleavings of prompt, begin, end, cancel, close, reopen,
+/// a prompt that goes away and a prompt's own request cancellation, run against the queue and
+/// against a plain model of what the protocol asks. After every step the two agree: at most one
+/// turn runs, held prompts begin in arrival order, a refused prompt never runs, a prompt
+/// handed the turn after a cancel begins already cancelled, a close refuses what it finds held
+/// and what comes until the session is reopened, and `is_busy` tells whether a turn runs.
+#[cfg(test)]
+mod model_test {
+    use std::collections::VecDeque;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use acp_rpc::{CancellationToken, RpcError};
+
+    use super::{BusyPolicy, Place, TurnQueue};
+
+    /// Polls `future` once: every wait here must already be decided.
+    fn now<F: Future>(future: F) -> Option<F::Output> {
+        let mut future = pin!(future);
+        match future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(output) => Some(output),
+            Poll::Pending => None,
+        }
+    }
+
+    fn reason(err: &RpcError) -> String {
+        err.data
+            .as_ref()
+            .and_then(|d| d["reason"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// What the model expects of a prompt's place.
+    #[derive(Debug, Clone, PartialEq)]
+    enum Fate {
+        /// Held behind the running turn.
+        Held,
+        /// Handed the turn; it begins when polled (cancelled if a cancel came since).
+        Admitted,
+        /// Refused before it began, with this reason.
+        Refused(&'static str),
+    }
+
+    struct Prompt {
+        ticket: u64,
+        place: Place,
+        fate: Fate,
+    }
+
+    #[derive(Default)]
+    struct Model {
+        /// The prompt whose turn runs (begun): its ticket and the token it was given.
+        running: Option<(u64, CancellationToken)>,
+        /// `true` while the running slot is taken by an admitted prompt not yet begun.
+        handed_over: bool,
+        /// A cancel or close since the turn was handed over: it begins cancelled.
+        cancel_pending: bool,
+        closed: bool,
+        /// Tickets in the order their turns began.
+        began: Vec<u64>,
+    }
+
+    const CLOSED: &str = "the session was closed";
+    const CANCELLED: &str = "session/cancel arrived before the prompt began";
+
+    #[test]
+    fn interleavings_of_prompt_cancel_and_close_keep_the_lifecycle() {
+        for seed in 0..300u64 {
+            let mut lcg = acp_testkit::Lcg(seed);
+            let mut rng = |below: u64| lcg.next(below);
+            let queue = TurnQueue::new(BusyPolicy::Queue);
+            let mut model = Model::default();
+            let mut prompts: VecDeque<Prompt> = VecDeque::new();
+            let mut arrived: Vec<u64> = Vec::new();
+            let mut refused = Vec::new();
+            for step in 0..60 {
+                let at = format!("seed {seed} step {step}");
+                match rng(9) {
+                    // A prompt arrives.
+                    0 | 1 => match queue.enqueue() {
+                        Err(err) => {
+                            assert!(model.closed, "{at}: refused while open: {err:?}");
+                            assert_eq!(reason(&err), CLOSED, "{at}");
+                        }
+                        Ok(place) => {
+                            assert!(!model.closed, "{at}: queued while closed");
+                            let ticket = place.ticket;
+                            arrived.push(ticket);
+                            let idle = model.running.is_none() && !model.handed_over;
+                            let fate = if idle {
+                                model.handed_over = true;
+                                model.cancel_pending = false;
+                                Fate::Admitted
+                            } else {
+                                Fate::Held
+                            };
+                            assert_eq!(place.is_held(), fate == Fate::Held, "{at}");
+                            prompts.push_back(Prompt {
+                                ticket,
+                                place,
+                                fate,
+                            });
+                        }
+                    },
+                    // The running turn ends.
+                    2 => {
+                        if model.running.take().is_some() {
+                            queue.finish();
+                            hand_over(&mut model, &mut prompts);
+                        }
+                    }
+                    3 => {
+                        queue.cancel();
+                        cancel(&mut model, &mut prompts, CANCELLED);
+                    }
+                    4 => {
+                        queue.close();
+                        model.closed = true;
+                        cancel(&mut model, &mut prompts, CLOSED);
+                    }
+                    5 => {
+                        queue.reopen();
+                        model.closed = false;
+                    }
+                    // A held prompt goes away (its request dropped, or cancelled by
+                    // `$/cancel_request`).
+                    6 | 7 => {
+                        let held: Vec<usize> = (0..prompts.len())
+                            .filter(|&i| prompts[i].fate == Fate::Held)
+                            .collect();
+                        if !held.is_empty() {
+                            let index = held[rng(held.len() as u64) as usize];
+                            let prompt = prompts.remove(index).expect("present");
+                            if rng(2) == 0 {
+                                drop(prompt.place);
+                            } else {
+                                let request = CancellationToken::new();
+                                request.cancel();
+                                let result = now(prompt.place.turn(Some(&request)))
+                                    .expect("a cancelled request answers at once");
+                                assert!(result.is_err(), "{at}");
+                            }
+                            refused.push(prompt.ticket);
+                        }
+                    }
+                    // Decided prompts are polled, in a random order (some later than others).
+                    _ => {}
+                }
+                // Poll a random number of decided prompts, each as the driver would begin it.
+                let decided: Vec<usize> = (0..prompts.len())
+                    .filter(|&i| prompts[i].fate != Fate::Held)
+                    .collect();
+                for &index in decided.iter().rev() {
+                    if rng(3) == 0 {
+                        continue;
+                    }
+                    let prompt = prompts.remove(index).expect("present");
+                    let result = now(prompt.place.turn(None))
+                        .unwrap_or_else(|| panic!("{at}: a decided prompt still waits"));
+                    match (prompt.fate, result) {
+                        (Fate::Admitted, Ok(token)) => {
+                            assert!(!model.closed, "{at}: began in a closed session");
+                            assert_eq!(token.is_cancelled(), model.cancel_pending, "{at}");
+                            model.handed_over = false;
+                            model.running = Some((prompt.ticket, token));
+                            model.began.push(prompt.ticket);
+                        }
+                        (Fate::Admitted, Err(err)) => {
+                            // Handed the turn, but the session closed before it began: refused,
+                            // and the turn passed on.
+                            assert!(model.closed, "{at}: refused while open: {err:?}");
+                            assert_eq!(reason(&err), CLOSED, "{at}");
+                            model.handed_over = false;
+                            refused.push(prompt.ticket);
+                            hand_over(&mut model, &mut prompts);
+                        }
+                        (Fate::Refused(why), Err(err)) => {
+                            assert_eq!(reason(&err), why, "{at}");
+                            refused.push(prompt.ticket);
+                        }
+                        (fate, result) => panic!("{at}: expected {fate:?}, got {result:?}"),
+                    }
+                }
+                // Invariants.
+                assert_eq!(
+                    queue.is_busy(),
+                    model.running.is_some() || model.handed_over,
+                    "{at}: busy"
+                );
+                let order: Vec<u64> = arrived
+                    .iter()
+                    .copied()
+                    .filter(|t| model.began.contains(t))
+                    .collect();
+                assert_eq!(model.began, order, "{at}: turns began out of arrival order");
+                assert!(
+                    model.began.iter().all(|t| !refused.contains(t)),
+                    "{at}: a refused prompt ran"
+                );
+            }
+        }
+    }
+
+    /// The turn passes to the first held prompt, if any.
+    fn hand_over(model: &mut Model, prompts: &mut VecDeque<Prompt>) {
+        if let Some(next) = prompts.iter_mut().find(|p| p.fate == Fate::Held) {
+            next.fate = Fate::Admitted;
+            model.handed_over = true;
+            model.cancel_pending = false;
+        }
+    }
+
+    /// A cancel or close: the running (or handed-over) turn is cancelled, held prompts refused.
+    fn cancel(model: &mut Model, prompts: &mut VecDeque<Prompt>, why: &'static str) {
+        if let Some((_, token)) = &model.running {
+            assert!(token.is_cancelled(), "the running turn's token fired");
+        }
+        if model.handed_over {
+            model.cancel_pending = true;
+        }
+        for prompt in prompts.iter_mut().filter(|p| p.fate == Fate::Held) {
+            prompt.fate = Fate::Refused(why);
+        }
+    }
+}
