@@ -54,6 +54,9 @@ mod content;
 pub mod validate;
 
 pub use acp_rpc::{CancellationToken, Error, RpcError};
+/// What a folded session keeps at most (`ClientOptions::state_limits`,
+/// `ServerOptions::v2_history_limits`) and the count of what went.
+pub use acp_session::limits;
 pub use acp_session::neutral::StepStatus;
 pub use acp_session::Permission;
 pub use acp_v2::ContentBlock;

@@ -444,3 +444,30 @@ async fn idle_sessions_past_the_bound_are_evicted_least_recently_used_first() {
         assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
     }
 }
+
+/// A v2 session's history keeps what `ServerOptions::v2_history_limits` allow: a resume replays
+/// the newest messages, and the client that watched live still has them all.
+#[tokio::test]
+async fn a_bounded_v2_history_replays_its_newest_messages() {
+    use acp_sdk::agent::ServerOptions;
+    use acp_sdk::limits::Limits;
+    let options = ServerOptions::new().v2_history_limits(Limits::default().messages(4));
+    let server = Server::with_options(Scripted, options);
+    let client = connect(&server, allowing(Protocol::V2)).await;
+    let session = client.new_session(cwd()).await.expect("session/new");
+    for prompt in ["one", "two", "three"] {
+        within("a turn", async {
+            session.prompt(prompt).await.expect("prompt").text().await
+        })
+        .await
+        .expect("reply");
+    }
+    let live = session.state();
+    assert!(live.messages.len() > 4, "{:?}", live.messages);
+    let other = connect(&server, allowing(Protocol::V2)).await;
+    let resumed = within("resume", other.resume_session(session.id(), cwd()))
+        .await
+        .expect("resume");
+    let replayed = resumed.state();
+    assert_eq!(replayed.messages, live.messages[live.messages.len() - 4..]);
+}

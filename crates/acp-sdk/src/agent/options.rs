@@ -16,6 +16,11 @@ pub struct ServerOptions {
     /// The most bytes (encoded) of updates a v1 session keeps for replay; past it, as past
     /// [`ServerOptions::v1_history_limit`], the oldest go.
     pub v1_history_bytes: usize,
+    /// What a v2 session's history (folded as a client would, replayed by `session/resume`)
+    /// keeps at most: messages, content per tool call, notices, unknown updates, problems and
+    /// the terminals' scrollback. Past a limit the oldest go and a resume replays what is kept;
+    /// a terminal keeps every output byte.
+    pub v2_history_limits: acp_session::limits::Limits,
     /// After `session/cancel`, how long a turn may take to wind down before the SDK drops it
     /// and ends it `cancelled` itself (a turn that ignores its cancellation cannot hold the
     /// session). `None`: wait for the turn.
@@ -35,6 +40,7 @@ impl Default for ServerOptions {
             list_page_size: 50,
             v1_history_limit: 10_000,
             v1_history_bytes: 16 << 20,
+            v2_history_limits: acp_session::limits::Limits::default(),
             cancel_grace: Some(Duration::from_secs(10)),
             max_sessions: Some(10_000),
             connection: ConnectionOptions::default(),
@@ -67,6 +73,13 @@ impl ServerOptions {
     #[must_use]
     pub fn v1_history_bytes(mut self, bytes: usize) -> Self {
         self.v1_history_bytes = bytes;
+        self
+    }
+
+    /// Sets what a v2 session's history keeps at most.
+    #[must_use]
+    pub fn v2_history_limits(mut self, limits: acp_session::limits::Limits) -> Self {
+        self.v2_history_limits = limits;
         self
     }
 

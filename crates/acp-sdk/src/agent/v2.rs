@@ -213,7 +213,12 @@ impl<A: Agent> V2Handler<A> {
         let setup = self.setup(&req)?;
         let id = setup.session_id.clone();
         let state = self.agent().new_session(&setup).await?;
-        let session = AgentSession::new(cx.connection().clone(), id.as_str(), BusyPolicy::Queue);
+        let session = AgentSession::with_limits(
+            cx.connection().clone(),
+            id.as_str(),
+            BusyPolicy::Queue,
+            self.shared.options.v2_history_limits,
+        );
         let entry = self.shared.v2.insert(
             Entry {
                 id: id.clone(),

@@ -84,17 +84,30 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 }
 
 impl AgentSession {
-    /// A new, empty session whose updates go out on `connection`.
+    /// A new, empty session whose updates go out on `connection`, its history within the
+    /// default [`Limits`](crate::limits::Limits).
     pub fn new(
         connection: Connection,
         session_id: impl Into<SessionId>,
         policy: BusyPolicy,
     ) -> Self {
+        Self::with_limits(connection, session_id, policy, Default::default())
+    }
+
+    /// A new, empty session whose history keeps at most what `limits` allow: past them the
+    /// oldest messages, notices ... go (a `session/resume` replays what was kept, and the
+    /// history's `dropped` counts the rest).
+    pub fn with_limits(
+        connection: Connection,
+        session_id: impl Into<SessionId>,
+        policy: BusyPolicy,
+        limits: crate::limits::Limits,
+    ) -> Self {
         Self {
             session_id: session_id.into(),
             connection: Arc::new(Mutex::new(connection)),
             inner: Arc::new(Mutex::new(Inner {
-                history: SessionState::new(),
+                history: SessionState::with_limits(limits),
             })),
             turns: TurnQueue::new(policy),
             next_id: Arc::new(AtomicU64::new(1)),
@@ -218,15 +231,19 @@ impl AgentSession {
             .connection
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = connection.clone();
-        let history = self.history();
-        let mut updates = match replay_from {
-            Patch::Value(ReplayFrom::Start(_)) => replay(&history),
-            _ => Vec::new(),
+        // Built under the lock from the history itself: no copy of the whole state.
+        let updates = {
+            let inner = lock(&self.inner);
+            let mut updates = match replay_from {
+                Patch::Value(ReplayFrom::Start(_)) => replay(&inner.history),
+                _ => Vec::new(),
+            };
+            // The current state, after any replay and before the response, even without replay.
+            if !matches!(updates.last(), Some(SessionUpdate::StateUpdate(_))) {
+                updates.push(current_state(&inner.history));
+            }
+            updates
         };
-        // The current state, after any replay and before the response, even without replay.
-        if !matches!(updates.last(), Some(SessionUpdate::StateUpdate(_))) {
-            updates.push(current_state(&history));
-        }
         for update in updates {
             self.notify(update).await.map_err(to_rpc)?;
         }
