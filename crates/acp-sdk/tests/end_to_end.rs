@@ -471,3 +471,42 @@ async fn a_bounded_v2_history_replays_its_newest_messages() {
     let replayed = resumed.state();
     assert_eq!(replayed.messages, live.messages[live.messages.len() - 4..]);
 }
+
+/// `ServerOptions::idle_session_timeout`: an idle session not used for that long is evicted
+/// when sessions are listed (or created); a busy one stays however long it works.
+#[tokio::test]
+async fn idle_sessions_past_the_timeout_are_evicted() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let options =
+            acp_sdk::agent::ServerOptions::new().idle_session_timeout(Duration::from_secs(2));
+        let server = Server::with_options(Scripted, options);
+        let client = connect(&server, allowing(protocol)).await;
+        let busy = client.new_session(cwd()).await.expect("session/new");
+        let mut turn = busy.prompt("wait").await.expect("prompt");
+        while !matches!(
+            within("text", turn.next_event()).await,
+            Some(Event::Text(_))
+        ) {}
+        let idle = client.new_session(cwd()).await.expect("session/new");
+        let listed = client.list_sessions(None).await.expect("list");
+        assert_eq!(listed.len(), 2, "v{version}: nothing is stale yet");
+        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        let listed: Vec<String> = client
+            .list_sessions(None)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(listed, [busy.id()], "v{version}");
+        assert_eq!(server.evicted_sessions(), 1, "v{version}");
+        let gone = idle.prompt("hello").await.expect("sent").outcome().await;
+        assert!(
+            matches!(&gone, Err(ClientError::Rpc(e)) if e.code == -32002),
+            "v{version}: {gone:?}"
+        );
+        busy.cancel().await.expect("cancel");
+        let outcome = within("cancelled", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+    }
+}

@@ -30,6 +30,10 @@ pub struct ServerOptions {
     /// [`Server::evicted_sessions`](super::Server::evicted_sessions)). A session whose turn runs
     /// or waits is never evicted. `None`: no bound.
     pub max_sessions: Option<usize>,
+    /// Idle sessions not used (prompted, resumed, looked up) for this long are evicted, swept
+    /// when a session is created or the sessions are listed. `None` (the default): only the
+    /// bound evicts.
+    pub idle_session_timeout: Option<Duration>,
     /// The transport's options (bounds, timeouts).
     pub connection: ConnectionOptions,
 }
@@ -43,6 +47,7 @@ impl Default for ServerOptions {
             v2_history_limits: acp_session::limits::Limits::default(),
             cancel_grace: Some(Duration::from_secs(10)),
             max_sessions: Some(10_000),
+            idle_session_timeout: None,
             connection: ConnectionOptions::default(),
         }
     }
@@ -80,6 +85,13 @@ impl ServerOptions {
     #[must_use]
     pub fn v2_history_limits(mut self, limits: acp_session::limits::Limits) -> Self {
         self.v2_history_limits = limits;
+        self
+    }
+
+    /// Sets the idle timeout of sessions (`None`: none).
+    #[must_use]
+    pub fn idle_session_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.idle_session_timeout = timeout.into();
         self
     }
 

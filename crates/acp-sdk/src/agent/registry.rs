@@ -6,11 +6,14 @@
 //! session's own lock); nothing takes the map while holding a session's lock.
 //!
 //! Eviction: past `ServerOptions::max_sessions`, the least recently looked-up idle session is
-//! forgotten when a new one is created, as `session/delete` would, and counted.
+//! forgotten when a new one is created, as `session/delete` would, and counted; with
+//! `ServerOptions::idle_session_timeout`, so is every idle session not looked up for that long,
+//! swept when a session is created or the sessions are listed.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use acp_rpc::RpcError;
 use indexmap::IndexMap;
@@ -42,6 +45,8 @@ pub(crate) struct Entry<S> {
     pub(crate) wire: Wire,
     /// When it was last looked up, on the registry's clock (least recently used goes first).
     pub(crate) last_used: AtomicU64,
+    /// When it was last looked up, in milliseconds since the registry began.
+    pub(crate) last_used_ms: AtomicU64,
 }
 
 impl Wire {
@@ -177,28 +182,71 @@ impl V1History {
     }
 }
 
+/// Which idle sessions a registry forgets.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Eviction {
+    /// The most sessions kept; past it the least recently used idle ones go.
+    pub(crate) max: Option<usize>,
+    /// Idle sessions not looked up for this long go.
+    pub(crate) idle: Option<Duration>,
+}
+
 /// The sessions of one served agent (of one protocol version).
 pub(crate) struct Registry<S> {
     entries: Mutex<IndexMap<String, Arc<Entry<S>>>>,
     next: AtomicU64,
     /// The clock of [`Entry::last_used`]: one tick per lookup.
     clock: AtomicU64,
-    /// Sessions evicted to stay within the bound.
+    /// The start of [`Entry::last_used_ms`].
+    epoch: Instant,
+    eviction: Eviction,
+    /// Sessions evicted to stay within the bound or the idle timeout.
     pub(crate) evicted: AtomicU64,
 }
 
 impl<S> Default for Registry<S> {
     fn default() -> Self {
-        Self {
-            entries: Mutex::new(IndexMap::new()),
-            next: AtomicU64::new(1),
-            clock: AtomicU64::new(1),
-            evicted: AtomicU64::new(0),
-        }
+        Self::new(Eviction::default())
     }
 }
 
 impl<S> Registry<S> {
+    /// An empty registry that evicts as `eviction` says.
+    pub(crate) fn new(eviction: Eviction) -> Self {
+        Self {
+            entries: Mutex::new(IndexMap::new()),
+            next: AtomicU64::new(1),
+            clock: AtomicU64::new(1),
+            epoch: Instant::now(),
+            eviction,
+            evicted: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Forgets every idle session not looked up within the idle timeout (none without one).
+    fn sweep(&self, entries: &mut IndexMap<String, Arc<Entry<S>>>) {
+        let Some(idle) = self.eviction.idle else {
+            return;
+        };
+        let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+        let now = self.now_ms();
+        let before = entries.len();
+        entries.retain(|id, entry| {
+            let stale = now.saturating_sub(entry.last_used_ms.load(Ordering::Relaxed)) >= idle_ms;
+            let evict = stale && entry.wire.is_idle();
+            if evict {
+                tracing::info!(session = %id, "evicted: idle past the timeout");
+            }
+            !evict
+        });
+        self.evicted
+            .fetch_add((before - entries.len()) as u64, Ordering::Relaxed);
+    }
+
     /// A fresh session id.
     pub(crate) fn next_id(&self) -> String {
         format!("sess_{}", self.next.fetch_add(1, Ordering::Relaxed))
@@ -207,10 +255,12 @@ impl<S> Registry<S> {
     /// Adds a session; past `max` sessions the least recently used idle ones are evicted (a
     /// session whose turn runs or waits never is, so the bound can be exceeded while every
     /// session works).
-    pub(crate) fn insert(&self, entry: Entry<S>, max: Option<usize>) -> Arc<Entry<S>> {
+    pub(crate) fn insert(&self, entry: Entry<S>) -> Arc<Entry<S>> {
         let entry = Arc::new(entry);
         self.touch(&entry);
+        let max = self.eviction.max;
         let mut entries = lock(&self.entries);
+        self.sweep(&mut entries);
         entries.insert(entry.id.clone(), entry.clone());
         while max.is_some_and(|max| entries.len() > max) {
             let oldest = entries
@@ -232,6 +282,7 @@ impl<S> Registry<S> {
     fn touch(&self, entry: &Entry<S>) {
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
         entry.last_used.store(now, Ordering::Relaxed);
+        entry.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
     }
 
     /// The session `id`, or `-32002`; the lookup counts as a use.
@@ -251,7 +302,9 @@ impl<S> Registry<S> {
 
     /// The sessions, in creation order, that `keep` selects.
     pub(crate) fn select(&self, keep: impl Fn(&Entry<S>) -> bool) -> Vec<Arc<Entry<S>>> {
-        lock(&self.entries)
+        let mut entries = lock(&self.entries);
+        self.sweep(&mut entries);
+        entries
             .values()
             .filter(|entry| keep(entry))
             .cloned()

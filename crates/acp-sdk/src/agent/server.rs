@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 
 use super::options::ServerOptions;
-use super::registry::{lock, Registry};
+use super::registry::{lock, Eviction, Registry};
 use super::{v1, v2, Agent};
 
 /// A served agent: the implementation and its sessions, shared by every connection.
@@ -105,17 +105,22 @@ impl<A: Agent> Server<A> {
 
     /// Serves `agent` with `options`.
     pub fn with_options(agent: A, options: ServerOptions) -> Self {
+        let eviction = Eviction {
+            max: options.max_sessions,
+            idle: options.idle_session_timeout,
+        };
         Self {
             shared: Arc::new(Shared {
+                v1: Registry::new(eviction),
+                v2: Registry::new(eviction),
                 agent,
                 options,
-                v1: Registry::default(),
-                v2: Registry::default(),
             }),
         }
     }
 
-    /// How many idle sessions were evicted to stay within [`ServerOptions::max_sessions`].
+    /// How many idle sessions were evicted to stay within [`ServerOptions::max_sessions`] or
+    /// [`ServerOptions::idle_session_timeout`].
     pub fn evicted_sessions(&self) -> u64 {
         self.shared
             .v1

@@ -211,23 +211,21 @@ impl<A: Agent> V1Handler<A> {
                 let state = self.agent().new_session(&setup).await?;
                 let session =
                     AgentSession::new(cx.connection().clone(), id.as_str(), self.limits());
-                let entry = self.shared.v1.insert(
-                    Entry {
-                        id: id.clone(),
-                        cwd: req.cwd.clone(),
-                        additional_directories: Mutex::new(directories),
-                        state,
-                        wire: Wire::V1(V1Wire {
-                            session: Mutex::new(session),
-                            history: Arc::new(Mutex::new(V1History::new(
-                                self.shared.options.v1_history_limit,
-                                self.shared.options.v1_history_bytes,
-                            ))),
-                        }),
-                        last_used: Default::default(),
-                    },
-                    self.shared.options.max_sessions,
-                );
+                let entry = self.shared.v1.insert(Entry {
+                    id: id.clone(),
+                    cwd: req.cwd.clone(),
+                    additional_directories: Mutex::new(directories),
+                    state,
+                    wire: Wire::V1(V1Wire {
+                        session: Mutex::new(session),
+                        history: Arc::new(Mutex::new(V1History::new(
+                            self.shared.options.v1_history_limit,
+                            self.shared.options.v1_history_bytes,
+                        ))),
+                    }),
+                    last_used: Default::default(),
+                    last_used_ms: Default::default(),
+                });
                 let config = self.config(&entry);
                 let mut response = acp_v1::NewSessionResponse::new(id.as_str());
                 if let Some(modes) = config.modes {

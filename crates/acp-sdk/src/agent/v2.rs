@@ -219,23 +219,21 @@ impl<A: Agent> V2Handler<A> {
             BusyPolicy::Queue,
             self.shared.options.v2_history_limits,
         );
-        let entry = self.shared.v2.insert(
-            Entry {
-                id: id.clone(),
-                cwd: req.cwd.as_str().to_owned(),
-                additional_directories: Mutex::new(
-                    setup
-                        .additional_directories
-                        .iter()
-                        .map(|d| d.to_string_lossy().into_owned())
-                        .collect(),
-                ),
-                state,
-                wire: Wire::V2(session),
-                last_used: Default::default(),
-            },
-            self.shared.options.max_sessions,
-        );
+        let entry = self.shared.v2.insert(Entry {
+            id: id.clone(),
+            cwd: req.cwd.as_str().to_owned(),
+            additional_directories: Mutex::new(
+                setup
+                    .additional_directories
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .collect(),
+            ),
+            state,
+            wire: Wire::V2(session),
+            last_used: Default::default(),
+            last_used_ms: Default::default(),
+        });
         let mut response = NewSessionResponse::new(id.as_str());
         let options = self.config_options(&entry);
         if !options.is_empty() {
