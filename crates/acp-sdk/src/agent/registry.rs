@@ -182,6 +182,9 @@ impl V1History {
     }
 }
 
+/// A page of sessions and the cursor of the next one.
+pub(crate) type Page<S> = (Vec<Arc<Entry<S>>>, Option<String>);
+
 /// Which idle sessions a registry forgets.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Eviction {
@@ -300,40 +303,46 @@ impl<S> Registry<S> {
         lock(&self.entries).shift_remove(id)
     }
 
-    /// The sessions, in creation order, that `keep` selects.
-    pub(crate) fn select(&self, keep: impl Fn(&Entry<S>) -> bool) -> Vec<Arc<Entry<S>>> {
+    /// One page of the sessions `keep` selects, in creation order, from `cursor`, and the next
+    /// cursor: only the page's sessions are collected (a listing costs its page, and never
+    /// touches a history).
+    pub(crate) fn page(
+        &self,
+        keep: impl Fn(&Entry<S>) -> bool,
+        cursor: Option<&str>,
+        size: usize,
+    ) -> Result<Page<S>, RpcError> {
         let mut entries = lock(&self.entries);
         self.sweep(&mut entries);
-        entries
-            .values()
-            .filter(|entry| keep(entry))
-            .cloned()
-            .collect()
+        let (selected, next) = page(entries.values().filter(|entry| keep(entry)), cursor, size)?;
+        Ok((selected.into_iter().cloned().collect(), next))
     }
 }
 
 /// One page of `items` from `cursor` (an offset the previous page gave), and the next cursor.
+/// Only the page is collected: the items before it are skipped, one after it is looked at.
 pub(crate) fn page<T>(
-    items: Vec<T>,
+    mut items: impl Iterator<Item = T>,
     cursor: Option<&str>,
     size: usize,
 ) -> Result<(Vec<T>, Option<String>), RpcError> {
+    let unknown =
+        |cursor: &str| RpcError::invalid_params(format!("`cursor`: unknown cursor `{cursor}`"));
     let start = match cursor {
-        Some(cursor) => cursor
-            .parse::<usize>()
-            .ok()
-            .filter(|start| *start <= items.len())
-            .ok_or_else(|| {
-                RpcError::invalid_params(format!("`cursor`: unknown cursor `{cursor}`"))
-            })?,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| unknown(cursor))?,
         None => 0,
     };
-    let end = items.len().min(start.saturating_add(size.max(1)));
-    let next = (end < items.len()).then(|| end.to_string());
-    Ok((
-        items.into_iter().skip(start).take(end - start).collect(),
-        next,
-    ))
+    for _ in 0..start {
+        if items.next().is_none() {
+            return Err(unknown(cursor.unwrap_or_default()));
+        }
+    }
+    let page: Vec<T> = items.by_ref().take(size.max(1)).collect();
+    let next = items
+        .next()
+        .is_some()
+        .then(|| (start + page.len()).to_string());
+    Ok((page, next))
 }
 
 /// A path compared without a trailing separator.
@@ -352,12 +361,14 @@ mod tests {
 
     #[test]
     fn pages_follow_the_cursor_and_refuse_an_unknown_one() {
-        let (first, next) = page((0..5).collect(), None, 2).expect("page");
+        let (first, next) = page(0..5, None, 2).expect("page");
         assert_eq!((first, next.as_deref()), (vec![0, 1], Some("2")));
-        let (last, next) = page((0..5).collect(), Some("4"), 2).expect("page");
+        let (last, next) = page(0..5, Some("4"), 2).expect("page");
         assert_eq!((last, next), (vec![4], None));
-        assert!(page((0..5).collect::<Vec<_>>(), Some("9"), 2).is_err());
-        assert!(page((0..5).collect::<Vec<_>>(), Some("x"), 2).is_err());
+        assert!(page(0..5, Some("9"), 2).is_err());
+        assert!(page(0..5, Some("x"), 2).is_err());
+        let (empty, next) = page(0..5, Some("5"), 2).expect("the end");
+        assert!(empty.is_empty() && next.is_none());
     }
 
     #[test]

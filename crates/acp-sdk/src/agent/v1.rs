@@ -29,7 +29,7 @@ use serde_json::value::RawValue;
 
 use super::client_services::{ClientFs, ClientTerminals};
 use super::info::{ConfigCategory, ConfigOption};
-use super::registry::{lock, normalise, not_found, page, Entry, V1History, V1Wire, Wire};
+use super::registry::{lock, normalise, not_found, Entry, V1History, V1Wire, Wire};
 use super::server::{Peer, Shared};
 use super::v2::set_checked;
 use super::{Agent, SessionSetup, Turn};
@@ -339,13 +339,16 @@ impl<A: Agent> V1Handler<A> {
             }
             None => None,
         };
-        let matching = self.shared.v1.select(|entry| {
-            filter
-                .as_deref()
-                .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
-        });
         let cursor = req.cursor.as_option().map(String::as_str);
-        let (entries, next) = page(matching, cursor, self.shared.options.list_page_size)?;
+        let (entries, next) = self.shared.v1.page(
+            |entry| {
+                filter
+                    .as_deref()
+                    .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
+            },
+            cursor,
+            self.shared.options.list_page_size,
+        )?;
         let sessions: Vec<SessionInfo> = entries
             .iter()
             .map(|entry| {

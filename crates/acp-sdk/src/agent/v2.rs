@@ -27,7 +27,7 @@ use acp_v2::{
 };
 use serde_json::value::RawValue;
 
-use super::registry::{lock, normalise, not_found, page, Entry, Wire};
+use super::registry::{lock, normalise, not_found, Entry, Wire};
 use super::server::{Peer, Shared};
 use super::{Agent, SessionSetup, Turn};
 use crate::validate;
@@ -254,16 +254,19 @@ impl<A: Agent> V2Handler<A> {
             }
             _ => None,
         };
-        let matching = self.shared.v2.select(|entry| {
-            filter
-                .as_deref()
-                .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
-        });
         let cursor = match &req.cursor {
             Patch::Value(cursor) => Some(cursor.as_str()),
             _ => None,
         };
-        let (entries, next) = page(matching, cursor, self.shared.options.list_page_size)?;
+        let (entries, next) = self.shared.v2.page(
+            |entry| {
+                filter
+                    .as_deref()
+                    .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
+            },
+            cursor,
+            self.shared.options.list_page_size,
+        )?;
         let sessions: Vec<SessionInfo> = entries.iter().map(|entry| session_info(entry)).collect();
         let mut response = ListSessionsResponse::new(sessions);
         if let Some(next) = next {
