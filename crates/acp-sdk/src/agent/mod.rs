@@ -121,6 +121,19 @@ pub trait Agent: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The state of a session forked from `session` (`session/fork`, a draft). The SDK copies
+    /// the history and validates `setup` as for `session/new`; by default the fork starts from
+    /// a fresh [`Agent::new_session`] state.
+    #[cfg(feature = "unstable")]
+    fn fork_session(
+        &self,
+        session: &Self::Session,
+        setup: &SessionSetup,
+    ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send {
+        let _ = session;
+        self.new_session(setup)
+    }
+
     /// Sets option `id` to `value` (already checked against [`Agent::config_options`]: the
     /// option exists and offers the value). The default refuses, as no option exists.
     fn set_config_option(

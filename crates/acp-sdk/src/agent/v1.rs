@@ -225,6 +225,7 @@ impl<A: Agent> V1Handler<A> {
                     }),
                     last_used: Default::default(),
                     last_used_ms: Default::default(),
+                    archived: Default::default(),
                 });
                 let config = self.config(&entry);
                 let mut response = acp_v1::NewSessionResponse::new(id.as_str());

@@ -32,6 +32,9 @@ use super::server::{Peer, Shared};
 use super::{Agent, SessionSetup, Turn};
 use crate::validate;
 
+#[cfg(feature = "unstable")]
+mod drafts;
+
 type Answer = Result<Box<RawValue>, RpcError>;
 
 /// An active session: its entry and its turn queue.
@@ -82,6 +85,10 @@ impl<A: Agent> V2Handler<A> {
         if caps.additional_directories {
             session =
                 session.additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+        }
+        #[cfg(feature = "unstable")]
+        {
+            session = drafts::capabilities(session);
         }
         let mut implementation = Implementation::new(info.name, info.version);
         if let Some(title) = info.title {
@@ -175,6 +182,20 @@ impl<A: Agent> V2Handler<A> {
                     req.terminal_id.as_str()
                 )))
             }
+            #[cfg(feature = "unstable")]
+            ClientRequest::ForkSessionRequest(req) => self.fork(req, cx).await,
+            #[cfg(feature = "unstable")]
+            ClientRequest::ArchiveSessionRequest(req) => {
+                self.set_archived(req.session_id.as_str(), true).await
+            }
+            #[cfg(feature = "unstable")]
+            ClientRequest::UnarchiveSessionRequest(req) => {
+                self.set_archived(req.session_id.as_str(), false).await
+            }
+            #[cfg(feature = "unstable")]
+            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req).await,
+            #[cfg(feature = "unstable")]
+            ClientRequest::SessionStatusRequest(req) => self.status(req),
             other => Err(RpcError::method_not_found(
                 acp_support::method::Routed::method(&other),
             )),
@@ -211,17 +232,37 @@ impl<A: Agent> V2Handler<A> {
 
     async fn new_session(&self, req: NewSessionRequest, cx: &RequestContext) -> Answer {
         let setup = self.setup(&req)?;
-        let id = setup.session_id.clone();
         let state = self.agent().new_session(&setup).await?;
         let session = AgentSession::with_limits(
             cx.connection().clone(),
-            id.as_str(),
+            setup.session_id.as_str(),
             BusyPolicy::Queue,
             self.shared.options.v2_history_limits,
         );
-        let entry = self.shared.v2.insert(Entry {
-            id: id.clone(),
-            cwd: req.cwd.as_str().to_owned(),
+        let entry = self.register(&setup, req.cwd.as_str(), state, session);
+        let mut response = NewSessionResponse::new(entry.id.as_str());
+        let options = self.config_options(&entry);
+        if !options.is_empty() {
+            response = response.config_options(options);
+        }
+        let commands = self.commands(&entry);
+        if !commands.is_empty() {
+            response = response.available_commands(commands);
+        }
+        acp_rpc::result(&response)
+    }
+
+    /// Registers a session the agent has just made.
+    fn register(
+        &self,
+        setup: &SessionSetup,
+        cwd: &str,
+        state: A::Session,
+        session: AgentSession,
+    ) -> Arc<Entry<A::Session>> {
+        self.shared.v2.insert(Entry {
+            id: setup.session_id.clone(),
+            cwd: cwd.to_owned(),
             additional_directories: Mutex::new(
                 setup
                     .additional_directories
@@ -233,17 +274,8 @@ impl<A: Agent> V2Handler<A> {
             wire: Wire::V2(session),
             last_used: Default::default(),
             last_used_ms: Default::default(),
-        });
-        let mut response = NewSessionResponse::new(id.as_str());
-        let options = self.config_options(&entry);
-        if !options.is_empty() {
-            response = response.config_options(options);
-        }
-        let commands = self.commands(&entry);
-        if !commands.is_empty() {
-            response = response.available_commands(commands);
-        }
-        acp_rpc::result(&response)
+            archived: Default::default(),
+        })
     }
 
     fn list(&self, req: ListSessionsRequest) -> Answer {
@@ -258,11 +290,13 @@ impl<A: Agent> V2Handler<A> {
             Patch::Value(cursor) => Some(cursor.as_str()),
             _ => None,
         };
+        let archived = archive_filter(&req)?;
         let (entries, next) = self.shared.v2.page(
             |entry| {
-                filter
-                    .as_deref()
-                    .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
+                archived(entry.archived.load(std::sync::atomic::Ordering::Relaxed))
+                    && filter
+                        .as_deref()
+                        .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
             },
             cursor,
             self.shared.options.list_page_size,
@@ -446,7 +480,35 @@ fn session_info<S>(entry: &Entry<S>) -> SessionInfo {
             info = info.updated_at(updated_at);
         }
     }
+    #[cfg(feature = "unstable")]
+    if entry.archived.load(std::sync::atomic::Ordering::Relaxed) {
+        info = info.archived(true);
+    }
     info
+}
+
+/// Which sessions a `session/list` keeps by their archive state: without drafts, those not
+/// archived (no session is).
+#[cfg(not(feature = "unstable"))]
+fn archive_filter(_req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
+    Ok(|archived| !archived)
+}
+
+/// Which sessions a `session/list` keeps by their archive state (`archived`, a draft): those not
+/// archived by default; a value this SDK does not know is `-32602`, as the schema asks.
+#[cfg(feature = "unstable")]
+fn archive_filter(req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
+    use acp_v2::SessionArchiveFilter;
+    match &req.archived {
+        Patch::Absent | Patch::Null | Patch::Value(SessionArchiveFilter::Exclude) => {
+            Ok(|archived| !archived)
+        }
+        Patch::Value(SessionArchiveFilter::Include) => Ok(|_| true),
+        Patch::Value(SessionArchiveFilter::Only) => Ok(|archived| archived),
+        Patch::Value(other) => Err(RpcError::invalid_params(format!(
+            "`archived`: unsupported archive filter `{other}`"
+        ))),
+    }
 }
 
 impl<A: Agent> Handler for V2Handler<A> {

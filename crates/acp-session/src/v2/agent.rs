@@ -132,6 +132,39 @@ impl AgentSession {
         lock(&self.inner).history.clone()
     }
 
+    /// A new session `session_id` on `connection` whose history starts as a copy of this one's
+    /// (`session/fork`, a draft): a resume of it replays this session's context. No turn runs
+    /// in it yet, and its foreground state is idle.
+    pub fn fork(
+        &self,
+        connection: Connection,
+        session_id: impl Into<SessionId>,
+        policy: BusyPolicy,
+    ) -> Self {
+        let history = lock(&self.inner).history.clone();
+        let limits = *history.limits();
+        let forked = Self::with_limits(connection, session_id, policy, limits);
+        {
+            let mut inner = lock(&forked.inner);
+            inner.history = history;
+            // The original's running turn is not the fork's.
+            inner.history.foreground.settle();
+        }
+        forked
+    }
+
+    /// The session's current foreground state, as `session/resume` reports it last (idle with
+    /// the last stop reason when no turn runs).
+    pub fn current_state(&self) -> StateUpdate {
+        match current_state(&lock(&self.inner).history) {
+            SessionUpdate::StateUpdate(state) => *state,
+            // `current_state` gives a state update; an idle one stands for anything else.
+            _ => StateUpdate::Idle(Box::new(IdleStateUpdate::new(
+                IdleStateUpdateStopReason::None,
+            ))),
+        }
+    }
+
     /// `true` while a turn runs.
     pub fn is_busy(&self) -> bool {
         self.turns.is_busy()

@@ -59,6 +59,14 @@ impl Foreground {
         ) || self.is_unconfirmed()
     }
 
+    /// No work runs any more (a copy of a session whose turn is not the copy's): a busy state
+    /// becomes idle, the last stop reason stays.
+    pub(crate) fn settle(&mut self) {
+        if self.is_busy() {
+            self.state = ForegroundState::Idle;
+        }
+    }
+
     #[cfg(feature = "unstable")]
     fn is_unconfirmed(&self) -> bool {
         self.state == ForegroundState::Unconfirmed

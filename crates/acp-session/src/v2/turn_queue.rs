@@ -357,11 +357,9 @@ mod model_test {
                         }
                     },
                     // The running turn ends.
-                    2 => {
-                        if model.running.take().is_some() {
-                            queue.finish();
-                            hand_over(&mut model, &mut prompts);
-                        }
+                    2 if model.running.take().is_some() => {
+                        queue.finish();
+                        hand_over(&mut model, &mut prompts);
                     }
                     3 => {
                         queue.cancel();

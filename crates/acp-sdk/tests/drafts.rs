@@ -1,0 +1,181 @@
+//! The protocol's draft session methods (`unstable`), which the SDK serves for every agent:
+//! fork, archive / unarchive with the list's archive filter, set_title and status, driven over
+//! raw JSON-RPC as any client would.
+
+#![cfg(feature = "unstable")]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use acp_rpc::message::{Notification, Request};
+use acp_rpc::negotiate::{self, Negotiated};
+use acp_rpc::{Connection, ConnectionOptions, Handler, RequestContext, RpcError};
+use acp_sdk::Server;
+use acp_support::Patch;
+use acp_v2::{SessionArchiveFilter, SessionStatus, SessionUpdate, StateUpdate};
+use common::Scripted;
+use serde_json::value::RawValue;
+
+/// A client that keeps every `session/update` it gets.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<acp_v2::UpdateSessionNotification>>>);
+
+impl Handler for Recorder {
+    async fn handle_request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        Err(RpcError::method_not_found(&request.method))
+    }
+
+    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
+        if let Ok(update) = notification.params_as::<acp_v2::UpdateSessionNotification>() {
+            self.0.lock().expect("lock").push(update);
+        }
+    }
+}
+
+async fn connect(server: &Server<Scripted>) -> (Connection, Recorder, acp_v2::AgentCapabilities) {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(agent_io);
+    server.connect(read, write);
+    let (read, write) = tokio::io::split(client_io);
+    let recorder = Recorder::default();
+    let (client, _task) =
+        Connection::spawn(read, write, recorder.clone(), ConnectionOptions::default());
+    let hello = acp_v2::InitializeRequest::new(2, acp_v2::Implementation::new("test", "0"));
+    let Ok(Negotiated::V2(agent)) = negotiate::initialize(&client, &hello).await else {
+        panic!("v2");
+    };
+    let capabilities = agent.capabilities.expect("capabilities");
+    (client, recorder, capabilities)
+}
+
+fn cwd() -> String {
+    std::env::temp_dir().to_string_lossy().into_owned()
+}
+
+async fn list(client: &Connection, filter: Option<SessionArchiveFilter>) -> Vec<(String, bool)> {
+    let mut request = acp_v2::ListSessionsRequest::new();
+    if let Some(filter) = filter {
+        request = request.archived(filter);
+    }
+    let page = client.request(&request).await.expect("session/list");
+    page.sessions
+        .into_iter()
+        .map(|s| {
+            let archived = s.archived.as_option().copied().unwrap_or(false);
+            (s.session_id.to_string(), archived)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn fork_archive_title_and_status_are_served_and_advertised() {
+    let server = Server::new(Scripted);
+    let (client, recorder, capabilities) = connect(&server).await;
+    let session = capabilities
+        .session
+        .as_option()
+        .expect("session capabilities");
+    assert!(session.fork.is_value() && session.archive.is_value());
+    assert!(session.title.is_value() && session.status.is_value());
+
+    let a = client
+        .request(&acp_v2::NewSessionRequest::new(cwd()))
+        .await
+        .expect("session/new")
+        .session_id;
+    client
+        .request(&acp_v2::PromptRequest::new(
+            a.clone(),
+            vec![acp_v2::ContentBlock::from("hello")],
+        ))
+        .await
+        .expect("session/prompt");
+
+    // A title, stored and listed.
+    let titled = client
+        .request(&acp_v2::SetSessionTitleRequest::new(a.clone(), "First"))
+        .await
+        .expect("session/set_title");
+    assert_eq!(titled.title, "First");
+    let page = client
+        .request(&acp_v2::ListSessionsRequest::new())
+        .await
+        .expect("list");
+    assert_eq!(
+        page.sessions[0].title.as_option().map(String::as_str),
+        Some("First")
+    );
+
+    // Status: in memory, idle after its turn; an unknown session is -32002.
+    let status = client
+        .request(&acp_v2::SessionStatusRequest::new(a.clone()))
+        .await
+        .expect("session/status");
+    assert_eq!(status.status, SessionStatus::Open);
+    assert!(matches!(status.state, Patch::Value(StateUpdate::Idle(_))));
+    let unknown = client
+        .request(&acp_v2::SessionStatusRequest::new("sess_404"))
+        .await
+        .expect_err("unknown");
+    assert_eq!(unknown.code(), -32002);
+
+    // A fork carries the history: resumed with replay, it shows the original's prompt.
+    let b = client
+        .request(&acp_v2::ForkSessionRequest::new(a.clone(), cwd()))
+        .await
+        .expect("session/fork")
+        .session_id;
+    assert_ne!(a, b);
+    recorder.0.lock().expect("lock").clear();
+    let resume = acp_v2::ResumeSessionRequest::new(b.clone(), cwd())
+        .replay_from(acp_v2::ReplayFrom::Start(Default::default()));
+    client.request(&resume).await.expect("resume the fork");
+    let replayed = recorder.0.lock().expect("lock").clone();
+    let user_said_hello = replayed.iter().any(|n| {
+        n.session_id == b
+            && matches!(&n.update, SessionUpdate::UserMessage(m)
+                if acp_sdk::text_of(m.content.as_option().map(Vec::as_slice).unwrap_or_default()) == "hello")
+    });
+    assert!(user_said_hello, "{replayed:?}");
+
+    // Archived: out of the default list, in `only` and `include`, marked; unarchived: back.
+    client
+        .request(&acp_v2::ArchiveSessionRequest::new(a.clone()))
+        .await
+        .expect("session/archive");
+    let a_id = a.to_string();
+    let b_id = b.to_string();
+    assert_eq!(list(&client, None).await, [(b_id.clone(), false)]);
+    assert_eq!(
+        list(&client, Some(SessionArchiveFilter::Only)).await,
+        [(a_id.clone(), true)]
+    );
+    assert_eq!(
+        list(&client, Some(SessionArchiveFilter::Include)).await,
+        [(a_id.clone(), true), (b_id.clone(), false)]
+    );
+    let bad = client
+        .request(&acp_v2::ListSessionsRequest::new().archived(SessionArchiveFilter::from("_x")))
+        .await
+        .expect_err("an unknown filter");
+    assert_eq!(bad.code(), -32602);
+    // Archiving closed it, as session/close does: not active until resumed.
+    let refused = client
+        .request(&acp_v2::PromptRequest::new(
+            a.clone(),
+            vec![acp_v2::ContentBlock::from("again")],
+        ))
+        .await
+        .expect_err("closed");
+    assert_eq!(refused.code(), -32002);
+    client
+        .request(&acp_v2::UnarchiveSessionRequest::new(a.clone()))
+        .await
+        .expect("session/unarchive");
+    assert_eq!(list(&client, None).await, [(a_id, false), (b_id, false)]);
+}
