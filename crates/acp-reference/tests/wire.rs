@@ -39,11 +39,15 @@ async fn the_prompt_lifecycle_in_wire_order() {
     assert_eq!(init["protocolVersion"], 2);
     assert_eq!(init["authMethods"][0]["type"], "agent");
     assert_eq!(init["authMethods"][0]["methodId"], "agent-login");
-    assert_eq!(
-        init["capabilities"]["session"],
-        json!({"prompt": {"image": {}, "audio": {}, "embeddedContext": {}},
-               "mcp": {"stdio": {}, "http": {}}, "delete": {}, "additionalDirectories": {}})
-    );
+    let mut session = json!({"prompt": {"image": {}, "audio": {}, "embeddedContext": {}},
+               "mcp": {"stdio": {}, "http": {}}, "delete": {}, "additionalDirectories": {}});
+    // The draft session methods are advertised only when the agent is built with them.
+    if cfg!(feature = "unstable") {
+        for draft in ["fork", "archive", "status", "title"] {
+            session[draft] = json!({});
+        }
+    }
+    assert_eq!(init["capabilities"]["session"], session);
     let session = agent.new_session().await;
 
     let (answer, before) = agent

@@ -416,12 +416,7 @@ async fn idle_sessions_past_the_bound_are_evicted_least_recently_used_first() {
         let options = acp_sdk::agent::ServerOptions::new().max_sessions(2);
         let server = Server::with_options(Scripted, options);
         let client = connect(&server, allowing(protocol)).await;
-        let busy = client.new_session(cwd()).await.expect("session/new");
-        let mut turn = busy.prompt("wait").await.expect("prompt");
-        while !matches!(
-            within("text", turn.next_event()).await,
-            Some(Event::Text(_))
-        ) {}
+        let (busy, turn) = busy_session(&client).await;
         let idle = client.new_session(cwd()).await.expect("session/new");
         // Over the bound: the busy session stays, the idle one goes.
         let third = client.new_session(cwd()).await.expect("session/new");
@@ -481,12 +476,7 @@ async fn idle_sessions_past_the_timeout_are_evicted() {
             acp_sdk::agent::ServerOptions::new().idle_session_timeout(Duration::from_secs(2));
         let server = Server::with_options(Scripted, options);
         let client = connect(&server, allowing(protocol)).await;
-        let busy = client.new_session(cwd()).await.expect("session/new");
-        let mut turn = busy.prompt("wait").await.expect("prompt");
-        while !matches!(
-            within("text", turn.next_event()).await,
-            Some(Event::Text(_))
-        ) {}
+        let (busy, turn) = busy_session(&client).await;
         let idle = client.new_session(cwd()).await.expect("session/new");
         let listed = client.list_sessions(None).await.expect("list");
         assert_eq!(listed.len(), 2, "v{version}: nothing is stale yet");
@@ -509,4 +499,17 @@ async fn idle_sessions_past_the_timeout_are_evicted() {
         let outcome = within("cancelled", turn.outcome()).await.expect("ends");
         assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
     }
+}
+
+/// A session whose turn waits (for its cancellation), once the turn has begun.
+async fn busy_session(
+    client: &Client,
+) -> (acp_sdk::client::ClientSession, acp_sdk::client::TurnHandle) {
+    let busy = client.new_session(cwd()).await.expect("session/new");
+    let mut turn = busy.prompt("wait").await.expect("prompt");
+    while !matches!(
+        within("text", turn.next_event()).await,
+        Some(Event::Text(_))
+    ) {}
+    (busy, turn)
 }

@@ -32,6 +32,23 @@ use super::server::{Peer, Shared};
 use super::{Agent, SessionSetup, Turn};
 use crate::validate;
 
+/// A response to a session just opened (`session/new`, `session/fork`), with the session's
+/// config options and commands when it has any.
+macro_rules! opened {
+    ($handler:expr, $entry:expr, $response:expr) => {{
+        let mut response = $response;
+        let options = $handler.config_options(&$entry);
+        if !options.is_empty() {
+            response = response.config_options(options);
+        }
+        let commands = $handler.commands(&$entry);
+        if !commands.is_empty() {
+            response = response.available_commands(commands);
+        }
+        response
+    }};
+}
+
 #[cfg(feature = "unstable")]
 mod drafts;
 
@@ -240,15 +257,7 @@ impl<A: Agent> V2Handler<A> {
             self.shared.options.v2_history_limits,
         );
         let entry = self.register(&setup, req.cwd.as_str(), state, session);
-        let mut response = NewSessionResponse::new(entry.id.as_str());
-        let options = self.config_options(&entry);
-        if !options.is_empty() {
-            response = response.config_options(options);
-        }
-        let commands = self.commands(&entry);
-        if !commands.is_empty() {
-            response = response.available_commands(commands);
-        }
+        let response = opened!(self, entry, NewSessionResponse::new(entry.id.as_str()));
         acp_rpc::result(&response)
     }
 

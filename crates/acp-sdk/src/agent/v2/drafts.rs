@@ -48,15 +48,7 @@ impl<A: Agent> V2Handler<A> {
             BusyPolicy::Queue,
         );
         let entry = self.register(&setup, req.cwd.as_str(), state, session);
-        let mut response = ForkSessionResponse::new(entry.id.as_str());
-        let options = self.config_options(&entry);
-        if !options.is_empty() {
-            response = response.config_options(options);
-        }
-        let commands = self.commands(&entry);
-        if !commands.is_empty() {
-            response = response.available_commands(commands);
-        }
+        let response = opened!(self, entry, ForkSessionResponse::new(entry.id.as_str()));
         acp_rpc::result(&response)
     }
 
