@@ -280,9 +280,24 @@ impl Decoder {
         if from.is_some() {
             return self.decode_call(from, method, params, request);
         }
-        let unknown =
-            !self.knows(Side::Client, method, request) && !self.knows(Side::Agent, method, request);
-        unknown.then(|| format!("method not found: `{method}` (neither side sends it)"))
+        let senders: Vec<Side> = [Side::Client, Side::Agent]
+            .into_iter()
+            .filter(|side| self.knows(*side, method, request))
+            .collect();
+        if senders.is_empty() {
+            return Some(format!(
+                "method not found: `{method}` (neither side sends it)"
+            ));
+        }
+        // Sent by either: an error only when it decodes as neither side's.
+        let mut errors = Vec::new();
+        for side in senders {
+            match self.decode_call(Some(side), method, params, request) {
+                None => return None,
+                Some(error) => errors.push(error),
+            }
+        }
+        errors.into_iter().next()
     }
 
     /// Decodes a request's or a notification's params with the receiving side's envelope.
@@ -430,7 +445,9 @@ mod tests {
             assert_eq!(one(&mut decoder, from, cancel).error, None, "{from:?}");
         }
         let bad = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{}}"#;
-        assert!(one(&mut decoder, Some(Side::Agent), bad).error.is_some());
+        for from in [Some(Side::Agent), None] {
+            assert!(one(&mut decoder, from, bad).error.is_some(), "{from:?}");
+        }
         let unknown = one(
             &mut decoder,
             None,

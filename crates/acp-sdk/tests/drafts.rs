@@ -131,17 +131,30 @@ async fn fork_archive_title_and_status_are_served_and_advertised() {
         .expect("session/fork")
         .session_id;
     assert_ne!(a, b);
+    // A prompt in the fork is a new message after the copied ones, never one of them again.
+    client
+        .request(&acp_v2::PromptRequest::new(
+            b.clone(),
+            vec![acp_v2::ContentBlock::from("in the fork")],
+        ))
+        .await
+        .expect("session/prompt in the fork");
     recorder.0.lock().expect("lock").clear();
     let resume = acp_v2::ResumeSessionRequest::new(b.clone(), cwd())
         .replay_from(acp_v2::ReplayFrom::Start(Default::default()));
     client.request(&resume).await.expect("resume the fork");
     let replayed = recorder.0.lock().expect("lock").clone();
-    let user_said_hello = replayed.iter().any(|n| {
-        n.session_id == b
-            && matches!(&n.update, SessionUpdate::UserMessage(m)
-                if acp_sdk::text_of(m.content.as_option().map(Vec::as_slice).unwrap_or_default()) == "hello")
-    });
-    assert!(user_said_hello, "{replayed:?}");
+    let user_said: Vec<String> = replayed
+        .iter()
+        .filter(|n| n.session_id == b)
+        .filter_map(|n| match &n.update {
+            SessionUpdate::UserMessage(m) => Some(acp_sdk::text_of(
+                m.content.as_option().map(Vec::as_slice).unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(user_said, ["hello", "in the fork"], "{replayed:?}");
 
     // Archived: out of the default list, in `only` and `include`, marked; unarchived: back.
     client

@@ -513,3 +513,23 @@ async fn busy_session(
     ) {}
     (busy, turn)
 }
+
+/// The idle timeout counts from a session's last use, and the end of its turn is one: a session
+/// that worked longer than the timeout is not evicted the moment its turn ends.
+#[tokio::test]
+async fn a_turn_longer_than_the_idle_timeout_does_not_make_its_session_stale() {
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let options =
+            acp_sdk::agent::ServerOptions::new().idle_session_timeout(Duration::from_secs(1));
+        let server = Server::with_options(Scripted, options);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        // The turn works 1.5 s and ends on its own: nothing looks the session up meanwhile.
+        let turn = session.prompt("slow").await.expect("prompt");
+        let outcome = within("the slow turn", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::EndTurn, "v{version}");
+        let listed = client.list_sessions(None).await.expect("list");
+        assert_eq!(listed.len(), 1, "v{version}: evicted as its turn ended");
+        assert_eq!(server.evicted_sessions(), 0, "v{version}");
+    }
+}

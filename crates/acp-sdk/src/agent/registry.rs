@@ -7,8 +7,8 @@
 //!
 //! Eviction: past `ServerOptions::max_sessions`, the least recently looked-up idle session is
 //! forgotten when a new one is created, as `session/delete` would, and counted; with
-//! `ServerOptions::idle_session_timeout`, so is every idle session not looked up for that long,
-//! swept when a session is created or the sessions are listed.
+//! `ServerOptions::idle_session_timeout`, so is every idle session not used (looked up, or its
+//! turn ended) for that long, swept when a session is created or a listing begins.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -284,7 +284,9 @@ impl<S> Registry<S> {
         entry
     }
 
-    fn touch(&self, entry: &Entry<S>) {
+    /// Counts a use of `entry` now (a lookup, or the end of its turn: a session that worked
+    /// longer than the idle timeout is not stale the moment it stops).
+    pub(crate) fn touch(&self, entry: &Entry<S>) {
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
         entry.last_used.store(now, Ordering::Relaxed);
         entry.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
@@ -325,7 +327,11 @@ impl<S> Registry<S> {
         size: usize,
     ) -> Result<Page<S>, RpcError> {
         let mut entries = lock(&self.entries);
-        self.sweep(&mut entries);
+        // Swept before a first page only: a cursor is an offset into the list as it stood, and
+        // sessions that went between two pages would shift the rest past it.
+        if cursor.is_none() {
+            self.sweep(&mut entries);
+        }
         let (selected, next) = page(entries.values().filter(|entry| keep(entry)), cursor, size)?;
         Ok((selected.into_iter().cloned().collect(), next))
     }

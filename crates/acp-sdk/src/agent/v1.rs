@@ -419,8 +419,10 @@ impl<A: Agent> V1Handler<A> {
                 let reason = shared
                     .agent
                     .prompt(&state_entry.state, &mut turn, prompt)
-                    .await?;
-                Ok(reason.to_v1())
+                    .await;
+                // The end of a turn is a use (the idle timeout counts from it).
+                shared.v1.touch(&state_entry);
+                Ok(reason?.to_v1())
             })
             .await?;
         acp_rpc::result(&response)

@@ -418,6 +418,7 @@ impl<A: Agent> V2Handler<A> {
                     tracing::warn!(session = %entry.id, %err, "could not end the turn");
                 }
             }
+            shared.v2.touch(&entry);
         });
         acp_rpc::result(&PromptResponse::new(message_id))
     }

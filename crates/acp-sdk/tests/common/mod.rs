@@ -1,6 +1,6 @@
 //! A test agent on the SDK: `mode` config option, and prompts scripted by their text
 //! (`tool` runs a tool call after asking permission, `plan` reports a plan, `wait` waits for
-//! cancellation, `deaf` ignores it, `fail` fails the turn).
+//! cancellation, `deaf` ignores it, `slow` works 1.5 s and ends, `fail` fails the turn).
 
 #![allow(dead_code)]
 
@@ -51,6 +51,11 @@ impl Agent for Scripted {
             // Ignores cancellation: only the SDK's cancel grace ends it.
             turn.text("not listening").await?;
             std::future::pending::<()>().await;
+        }
+        if text.contains("slow") {
+            // Works for a while, then ends on its own.
+            tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+            return Ok(StopReason::EndTurn);
         }
         if text.contains("wait") {
             turn.text("waiting").await?;

@@ -144,6 +144,10 @@ impl AgentSession {
         let history = lock(&self.inner).history.clone();
         let limits = *history.limits();
         let forked = Self::with_limits(connection, session_id, policy, limits);
+        // The copied history holds this session's message ids: the fork's go on from them.
+        forked
+            .next_id
+            .store(self.next_id.load(Ordering::Relaxed), Ordering::Relaxed);
         {
             let mut inner = lock(&forked.inner);
             inner.history = history;
