@@ -323,6 +323,10 @@ impl TerminalText {
             self.text.reserve_exact(more);
         }
         self.sanitizer.feed(&self.decoded, &mut self.text);
+        // The scratch is kept for the next chunk, unless a large one left it large.
+        if self.decoded.capacity() > 64 * 1024 {
+            self.decoded = String::new();
+        }
         self.scroll();
     }
 
@@ -349,6 +353,12 @@ impl TerminalText {
         }
         self.text.drain(..cut);
         self.scrolled_out += cut as u64;
+        // A long line that went (or text the sanitiser grew past the room reserved for it) can
+        // leave a buffer far larger than what is kept: give it back.
+        let keep = self.text.len() + self.text.len() / 64;
+        if self.text.capacity() > 2 * keep.max(4096) {
+            self.text.shrink_to(keep);
+        }
         // Positions in the current line move with it.
         if let Some(at) = &mut self.sanitizer.overwrite_at {
             *at -= cut;
@@ -577,6 +587,11 @@ mod tests {
         // A line longer than the scrollback is kept whole while it is the last one.
         text.push(b"a very long line\n");
         assert_eq!(text.text(), "a very long line\n");
+        // Once a long line has gone, its buffer goes with it.
+        text.push(&vec![b'y'; 1 << 20]);
+        text.push(b"\nabcdefg\n");
+        assert_eq!(text.text(), "abcdefg\n");
+        assert!(text.heap_bytes() < 64 * 1024, "{}", text.heap_bytes());
     }
 
     #[test]
