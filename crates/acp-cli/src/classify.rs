@@ -268,8 +268,8 @@ impl Decoder {
             .is_none_or(|error| !error.starts_with("method not found"))
     }
 
-    /// Decodes a call whose sender may be unknown: then only a method neither side knows is an
-    /// error (which side's envelope to decode with is not known).
+    /// Decodes a call whose sender may be unknown: then with each side's envelope, an error only
+    /// when it decodes as neither side's (a method neither side sends says so).
     fn decode_from(
         &self,
         from: Option<Side>,
@@ -280,24 +280,17 @@ impl Decoder {
         if from.is_some() {
             return self.decode_call(from, method, params, request);
         }
-        let senders: Vec<Side> = [Side::Client, Side::Agent]
+        // `None` as soon as one side decodes it.
+        let errors: Vec<String> = [Side::Client, Side::Agent]
             .into_iter()
-            .filter(|side| self.knows(*side, method, request))
-            .collect();
-        if senders.is_empty() {
-            return Some(format!(
-                "method not found: `{method}` (neither side sends it)"
-            ));
-        }
-        // Sent by either: an error only when it decodes as neither side's.
-        let mut errors = Vec::new();
-        for side in senders {
-            match self.decode_call(Some(side), method, params, request) {
-                None => return None,
-                Some(error) => errors.push(error),
-            }
-        }
-        errors.into_iter().next()
+            .map(|side| self.decode_call(Some(side), method, params, request))
+            .collect::<Option<_>>()?;
+        Some(
+            errors
+                .into_iter()
+                .find(|error| !error.starts_with("method not found"))
+                .unwrap_or_else(|| format!("method not found: `{method}` (neither side sends it)")),
+        )
     }
 
     /// Decodes a request's or a notification's params with the receiving side's envelope.

@@ -429,14 +429,7 @@ async fn idle_sessions_past_the_bound_are_evicted_least_recently_used_first() {
             .map(|s| s.id)
             .collect();
         assert_eq!(listed, [busy.id(), third.id()], "v{version}");
-        let gone = idle.prompt("hello").await.expect("sent").outcome().await;
-        assert!(
-            matches!(&gone, Err(ClientError::Rpc(e)) if e.code == -32002),
-            "v{version}: {gone:?}"
-        );
-        busy.cancel().await.expect("cancel");
-        let outcome = within("cancelled", turn.outcome()).await.expect("ends");
-        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+        evicted_while_busy_stayed(&idle, &busy, turn, version).await;
     }
 }
 
@@ -490,14 +483,7 @@ async fn idle_sessions_past_the_timeout_are_evicted() {
             .collect();
         assert_eq!(listed, [busy.id()], "v{version}");
         assert_eq!(server.evicted_sessions(), 1, "v{version}");
-        let gone = idle.prompt("hello").await.expect("sent").outcome().await;
-        assert!(
-            matches!(&gone, Err(ClientError::Rpc(e)) if e.code == -32002),
-            "v{version}: {gone:?}"
-        );
-        busy.cancel().await.expect("cancel");
-        let outcome = within("cancelled", turn.outcome()).await.expect("ends");
-        assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
+        evicted_while_busy_stayed(&idle, &busy, turn, version).await;
     }
 }
 
@@ -532,4 +518,22 @@ async fn a_turn_longer_than_the_idle_timeout_does_not_make_its_session_stale() {
         assert_eq!(listed.len(), 1, "v{version}: evicted as its turn ended");
         assert_eq!(server.evicted_sessions(), 0, "v{version}");
     }
+}
+
+/// `idle` was evicted (a prompt there is `-32002`) and `busy`, whose `turn` waits, was not: its
+/// cancel ends the turn `cancelled`.
+async fn evicted_while_busy_stayed(
+    idle: &acp_sdk::client::ClientSession,
+    busy: &acp_sdk::client::ClientSession,
+    turn: acp_sdk::client::TurnHandle,
+    version: u16,
+) {
+    let gone = idle.prompt("hello").await.expect("sent").outcome().await;
+    assert!(
+        matches!(&gone, Err(ClientError::Rpc(e)) if e.code == -32002),
+        "v{version}: {gone:?}"
+    );
+    busy.cancel().await.expect("cancel");
+    let outcome = within("cancelled", turn.outcome()).await.expect("ends");
+    assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
 }

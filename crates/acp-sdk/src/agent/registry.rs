@@ -188,7 +188,7 @@ impl V1History {
 pub(crate) type Page<S> = (Vec<Arc<Entry<S>>>, Option<String>);
 
 /// Which idle sessions a registry forgets.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Eviction {
     /// The most sessions kept; past it the least recently used idle ones go.
     pub(crate) max: Option<usize>,
@@ -207,12 +207,6 @@ pub(crate) struct Registry<S> {
     eviction: Eviction,
     /// Sessions evicted to stay within the bound or the idle timeout.
     pub(crate) evicted: AtomicU64,
-}
-
-impl<S> Default for Registry<S> {
-    fn default() -> Self {
-        Self::new(Eviction::default())
-    }
 }
 
 impl<S> Registry<S> {
