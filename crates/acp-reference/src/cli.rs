@@ -31,6 +31,10 @@ pub struct AgentArgs {
     /// whatever its text.
     #[arg(long)]
     pub every_prompt: bool,
+    /// Serve remote clients on this address (Streamable HTTP and WebSocket on `/acp`) instead of
+    /// stdio, one conversation per connection, sessions shared by all.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 impl AgentArgs {

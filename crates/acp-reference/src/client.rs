@@ -41,6 +41,8 @@ pub struct AgentCommand {
 pub struct DemoOptions {
     /// The agent to launch.
     pub agent: AgentCommand,
+    /// A remote agent's endpoint (`http://` or `ws://`), used instead of `agent` when set.
+    pub url: Option<String>,
     /// How long the slow turn runs before the client sends `session/cancel`.
     pub cancel_after: Duration,
     /// The longest any turn may take before the demo fails.
@@ -50,6 +52,9 @@ pub struct DemoOptions {
 /// Why the demo failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
+    /// The remote agent could not be reached.
+    #[error("cannot reach the remote agent: {0}")]
+    Remote(String),
     /// The agent could not be started.
     #[error("cannot start the agent `{}`: {source}", program.display())]
     Spawn {
@@ -103,6 +108,27 @@ pub async fn run_demo(
     out: &mut dyn Write,
 ) -> Result<DemoOutcome, DemoError> {
     let client = FoldingClient::default();
+    if let Some(url) = &options.url {
+        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
+            .await
+            .map_err(|err| DemoError::Remote(err.to_string()))?;
+        let (connection, _task) = Connection::spawn(
+            remote.reader,
+            remote.writer,
+            client.clone(),
+            ConnectionOptions::default(),
+        );
+        let mut demo = Demo {
+            connection: &connection,
+            client: &client,
+            options,
+            out,
+            prompts: 0,
+        };
+        let result = demo.run().await;
+        connection.close().await;
+        return result;
+    }
     let mut command = tokio::process::Command::new(&options.agent.program);
     command.args(&options.agent.args);
     let (process, connection) = AgentProcess::connect(

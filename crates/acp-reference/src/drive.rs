@@ -16,6 +16,8 @@ use acp_sdk::{Client, ClientOptions};
 pub struct DriveOptions {
     /// The agent's executable and its arguments.
     pub command: Vec<String>,
+    /// A remote agent's endpoint (`http://` or `ws://`), used instead of `command` when set.
+    pub url: Option<String>,
     /// The prompts, in order.
     pub prompts: Vec<String>,
     /// The versions offered.
@@ -83,15 +85,28 @@ fn outcome<T>(result: Result<T, ClientError>, ok: impl FnOnce(T) -> String) -> S
     }
 }
 
-/// Drives the agent, writing each step to `out`.
-pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Result<DriveReport> {
-    let mut report = DriveReport::default();
+/// Starts the agent's command, or connects to its URL.
+async fn connect(
+    options: &DriveOptions,
+    client_options: ClientOptions,
+) -> Result<Client, ClientError> {
+    if let Some(url) = &options.url {
+        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
+            .await
+            .map_err(|err| ClientError::Connection(err.to_string()))?;
+        return Client::connect(remote.reader, remote.writer, client_options).await;
+    }
     let Some((program, args)) = options.command.split_first() else {
-        report.record(out, "spawn", StepResult::Failed("no agent command".into()))?;
-        return Ok(report);
+        return Err(ClientError::Spawn("no agent command".into()));
     };
     let mut command = tokio::process::Command::new(program);
     command.args(args);
+    Client::spawn(command, client_options).await
+}
+
+/// Drives the agent, writing each step to `out`.
+pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Result<DriveReport> {
+    let mut report = DriveReport::default();
     let allow = options.allow;
     let client_options = ClientOptions::new()
         .info("acp-reference-client", env!("CARGO_PKG_VERSION"))
@@ -105,7 +120,7 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
             };
             choice.map(|c| c.id.clone())
         });
-    let client = match Client::spawn(command, client_options).await {
+    let client = match connect(options, client_options).await {
         Ok(client) => client,
         Err(err) => {
             report.record(out, "initialize", StepResult::Failed(err.to_string()))?;

@@ -40,6 +40,27 @@ pub async fn serve_stdio(options: AgentOptions) -> Result<(), tokio::task::JoinE
     task.await
 }
 
+/// Serves the reference agent to remote clients on `addr` (the transport RFD's endpoint, `/acp`:
+/// Streamable HTTP and WebSocket) until Ctrl-C, then answers what is in flight (up to 5 s) and
+/// stops. Every connection talks to the same agent, so a session outlives its connection and a
+/// client can resume it on a new one.
+pub async fn serve_listen(
+    options: AgentOptions,
+    addr: std::net::SocketAddr,
+) -> std::io::Result<()> {
+    let server_options = ServerOptions::new().list_page_size(options.list_page_size);
+    let server = Server::with_options(agent::ReferenceAgent::new(options), server_options);
+    let http =
+        acp_http::server::HttpServer::new(server, acp_http::server::ServerOptions::default());
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on http://{}/acp", listener.local_addr()?);
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    http.serve_until(listener, ctrl_c, std::time::Duration::from_secs(5))
+        .await
+}
+
 /// How the reference agent behaves, whatever the protocol version.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {

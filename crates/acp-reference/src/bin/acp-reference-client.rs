@@ -31,6 +31,10 @@ struct ClientArgs {
     /// `--self-test`, default `acp-reference-agent` next to this executable.
     #[arg(long, value_name = "CMD", num_args = 1.., allow_hyphen_values = true)]
     agent: Vec<String>,
+    /// A remote agent's endpoint (`http://HOST:PORT/acp` for Streamable HTTP, `ws://...` for
+    /// WebSocket), instead of `--agent`.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
     /// A prompt to send (repeatable; default one "Hello!").
     #[arg(long = "prompt", value_name = "TEXT")]
     prompts: Vec<String>,
@@ -72,14 +76,15 @@ fn main() {
     }
     let args = ClientArgs::parse_from(argv);
     if !args.self_test {
-        if args.agent.is_empty() {
+        if args.agent.is_empty() && args.url.is_none() {
             eprintln!(
-                "acp-reference-client: give an agent (`--agent CMD [ARGS...]`) or `--self-test`"
+                "acp-reference-client: give an agent (`--agent CMD [ARGS...]` or `--url URL`) or `--self-test`"
             );
             std::process::exit(2);
         }
         let options = DriveOptions {
             command: args.agent.clone(),
+            url: args.url.clone(),
             prompts: if args.prompts.is_empty() {
                 vec!["Hello!".to_owned()]
             } else {
@@ -114,6 +119,7 @@ fn main() {
     };
     let options = DemoOptions {
         agent,
+        url: args.url.clone(),
         cancel_after: Duration::from_millis(args.cancel_after_ms),
         turn_timeout: Duration::from_secs(args.turn_timeout_secs.max(1)),
     };

@@ -1,0 +1,102 @@
+//! The WebSocket profile, client side: each line the SDK writes is a text frame, each text frame
+//! the server sends is a line the SDK reads.
+
+use super::{ClientError, ClientOptions};
+use crate::wire;
+use acp_rpc::framing::{write_line, Frame, FrameReader};
+use futures_util::{SinkExt, StreamExt};
+use reqwest::Url;
+use std::time::Duration;
+use tokio::io::{BufReader, DuplexStream};
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+/// Opens the socket and starts carrying messages over it.
+pub(super) async fn start(
+    url: Url,
+    options: ClientOptions,
+    pipe: DuplexStream,
+) -> Result<JoinHandle<Result<(), ClientError>>, ClientError> {
+    let mut request = url
+        .as_str()
+        .into_client_request()
+        .map_err(|err| ClientError::Url {
+            url: url.to_string(),
+            reason: err.to_string(),
+        })?;
+    for (name, value) in &options.headers {
+        request.headers_mut().insert(name.clone(), value.clone());
+    }
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(options.max_message_size))
+        .max_frame_size(Some(options.max_message_size));
+    let handshake = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
+    let (socket, _response) = tokio::time::timeout(options.connect_timeout, handshake)
+        .await
+        .map_err(|_| ClientError::Network("the WebSocket handshake timed out".into()))?
+        .map_err(handshake_error)?;
+    Ok(tokio::spawn(carry(socket, pipe, options.max_message_size)))
+}
+
+fn handshake_error(err: WsError) -> ClientError {
+    match err {
+        WsError::Http(response) => ClientError::Status {
+            status: response.status().as_u16(),
+            reason: response
+                .body()
+                .as_ref()
+                .map(|body| String::from_utf8_lossy(body).trim().to_owned())
+                .unwrap_or_default(),
+        },
+        other => ClientError::Network(other.to_string()),
+    }
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Carries messages until the server closes the socket or the SDK hangs up. Both directions run
+/// side by side, so neither waits for the other.
+async fn carry(socket: Socket, pipe: DuplexStream, max: usize) -> Result<(), ClientError> {
+    let (reader, mut writer) = tokio::io::split(pipe);
+    let (mut sink, mut frames) = socket.split();
+    let outbound = async {
+        let mut lines = FrameReader::new(BufReader::new(reader), max);
+        while let Ok(Some(frame)) = lines.next_frame().await {
+            let Frame::Line(line) = frame else { continue };
+            let Ok(text) = String::from_utf8(line) else {
+                continue;
+            };
+            if sink.send(Message::text(text)).await.is_err() {
+                return;
+            }
+        }
+        let _ = sink.send(Message::Close(None)).await;
+    };
+    let inbound = async {
+        while let Some(frame) = frames.next().await {
+            match frame {
+                Ok(Message::Text(text)) => {
+                    let line = wire::one_line(text.as_bytes());
+                    if write_line(&mut writer, &line).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                Ok(Message::Close(_)) => return Ok(()),
+                Ok(_) => {}
+                Err(err) => return Err(ClientError::Network(err.to_string())),
+            }
+        }
+        Ok(())
+    };
+    tokio::pin!(inbound);
+    tokio::select! {
+        result = &mut inbound => result,
+        () = outbound => {
+            // The SDK hung up and the close frame is out: give the server a moment to close.
+            tokio::time::timeout(Duration::from_secs(2), inbound).await.unwrap_or(Ok(()))
+        }
+    }
+}

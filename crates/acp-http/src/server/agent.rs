@@ -1,0 +1,155 @@
+//! Where a connection's agent comes from: one agent conversation per transport connection, as a
+//! reader of what the agent writes and a writer of what it reads (newline-delimited JSON-RPC, as
+//! over stdio).
+
+use std::any::Any;
+use std::io;
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadHalf, WriteHalf};
+
+/// The byte pipe to one agent conversation.
+#[non_exhaustive]
+pub struct AgentIo {
+    /// What the agent writes: one JSON-RPC message per line.
+    pub reader: Box<dyn AsyncRead + Send + Unpin>,
+    /// What the agent reads.
+    pub writer: Box<dyn AsyncWrite + Send + Unpin>,
+    /// Dropped when the connection ends (a child process to kill, a task to abort).
+    guard: Option<Box<dyn Any + Send>>,
+}
+
+impl std::fmt::Debug for AgentIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentIo").finish_non_exhaustive()
+    }
+}
+
+impl AgentIo {
+    /// A pipe over `reader` (the agent's output) and `writer` (its input).
+    pub fn new(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
+        Self {
+            reader: Box::new(reader),
+            writer: Box::new(writer),
+            guard: None,
+        }
+    }
+
+    /// Keeps `guard` alive as long as the connection, and drops it when the connection ends.
+    pub fn with_guard(mut self, guard: impl Any + Send) -> Self {
+        self.guard = Some(Box::new(guard));
+        self
+    }
+
+    /// An in-memory pipe of `buffer` bytes each way: `serve` gets the agent's end (what it reads,
+    /// what it writes), for an agent in this process (an `acp-rpc` handler, an SDK agent).
+    pub fn in_memory(
+        buffer: usize,
+        serve: impl FnOnce(ReadHalf<DuplexStream>, WriteHalf<DuplexStream>),
+    ) -> Self {
+        let (ours, theirs) = tokio::io::duplex(buffer);
+        let (their_reader, their_writer) = tokio::io::split(theirs);
+        serve(their_reader, their_writer);
+        let (reader, writer) = tokio::io::split(ours);
+        Self::new(reader, writer)
+    }
+
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        Box<dyn AsyncRead + Send + Unpin>,
+        Box<dyn AsyncWrite + Send + Unpin>,
+        Option<Box<dyn Any + Send>>,
+    ) {
+        (self.reader, self.writer, self.guard)
+    }
+}
+
+/// Starts one agent conversation per transport connection.
+pub trait AgentFactory: Send + Sync + 'static {
+    /// The pipe to a new conversation. An error answers the client's `initialize` (or
+    /// WebSocket upgrade) with `503 Service Unavailable`.
+    fn start(&self) -> io::Result<AgentIo>;
+}
+
+impl<F> AgentFactory for F
+where
+    F: Fn() -> io::Result<AgentIo> + Send + Sync + 'static,
+{
+    fn start(&self) -> io::Result<AgentIo> {
+        self()
+    }
+}
+
+/// The in-memory pipe size for agents in this process.
+const IN_MEMORY_BUFFER: usize = 64 * 1024;
+
+#[cfg(feature = "sdk")]
+impl<A: acp_sdk::agent::Agent> AgentFactory for acp_sdk::agent::Server<A> {
+    fn start(&self) -> io::Result<AgentIo> {
+        let mut task = None;
+        let io = AgentIo::in_memory(IN_MEMORY_BUFFER, |reader, writer| {
+            let (_connection, handle) = self.connect(reader, writer);
+            task = Some(handle);
+        });
+        // The connection ends when the transport drops its end of the pipe; aborting its task on
+        // drop also ends what it had in flight.
+        Ok(match task {
+            Some(handle) => io.with_guard(AbortOnDrop(handle)),
+            None => io,
+        })
+    }
+}
+
+/// Aborts a task when dropped.
+#[derive(Debug)]
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An agent that is a program speaking ACP on stdio: one process per connection, killed when the
+/// connection ends. Its stderr goes to this process's.
+#[derive(Debug, Clone)]
+pub struct ProcessAgent {
+    program: std::ffi::OsString,
+    args: Vec<std::ffi::OsString>,
+}
+
+impl ProcessAgent {
+    /// `program` with `args`.
+    pub fn new(
+        program: impl Into<std::ffi::OsString>,
+        args: impl IntoIterator<Item = impl Into<std::ffi::OsString>>,
+    ) -> Self {
+        Self {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl AgentFactory for ProcessAgent {
+    fn start(&self) -> io::Result<AgentIo> {
+        let mut child = tokio::process::Command::new(&self.program)
+            .args(&self.args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("the agent's stdout is not piped"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("the agent's stdin is not piped"))?;
+        Ok(AgentIo::new(stdout, stdin).with_guard(child))
+    }
+}

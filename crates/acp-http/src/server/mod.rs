@@ -1,0 +1,172 @@
+//! The server: serves any ACP agent (an SDK agent, an `acp-rpc` handler, a program on stdio) on
+//! one endpoint, over both profiles of the transport RFD.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use acp_http::server::{HttpServer, ProcessAgent, ServerOptions};
+//!
+//! let agent = ProcessAgent::new("my-agent", ["--acp"]);
+//! let server = HttpServer::new(agent, ServerOptions::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! server.serve(listener).await
+//! # }
+//! ```
+
+mod agent;
+mod connection;
+mod http;
+mod options;
+mod registry;
+mod stream;
+mod ws;
+
+pub use agent::{AgentFactory, AgentIo, ProcessAgent};
+pub use options::{Authorize, ServerOptions};
+
+use ::http::{header, HeaderMap, Method, StatusCode};
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::response::Response;
+use registry::Registry;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An ACP endpoint: `POST`, `GET` (SSE or WebSocket upgrade) and `DELETE` on one path.
+#[derive(Debug, Clone)]
+pub struct HttpServer {
+    registry: Arc<Registry>,
+}
+
+impl HttpServer {
+    /// A server that starts one conversation of `agent` per connection.
+    pub fn new(agent: impl AgentFactory, options: ServerOptions) -> Self {
+        Self {
+            registry: Registry::new(agent, options),
+        }
+    }
+
+    /// The endpoint as an axum router, to mount beside other routes or wrap in `tower` layers.
+    pub fn router(&self) -> axum::Router {
+        let options = &self.registry.options;
+        let router = axum::Router::new()
+            .route(&options.path, axum::routing::any(endpoint))
+            .with_state(self.registry.clone());
+        if options.cors && !options.allowed_origins.is_empty() {
+            router.layer(cors_layer(&options.allowed_origins))
+        } else {
+            router
+        }
+    }
+
+    /// Serves on `listener` until it fails.
+    pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+
+    /// Serves on `listener` until `shutdown` resolves; then takes no new connection or request,
+    /// gives requests in flight up to `grace` to be answered, and ends every connection.
+    pub async fn serve_until(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        grace: Duration,
+    ) -> std::io::Result<()> {
+        let registry = self.registry.clone();
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                registry.drain(grace).await;
+            })
+            .await
+    }
+
+    /// Open connections.
+    pub fn connections(&self) -> usize {
+        self.registry.len()
+    }
+
+    /// Bytes held for readers in every open connection's streams.
+    pub fn held_bytes(&self) -> usize {
+        self.registry.held_bytes()
+    }
+}
+
+/// The one handler of the endpoint: admission, then the method.
+async fn endpoint(State(registry): State<Arc<Registry>>, request: Request) -> Response {
+    let (mut parts, body) = request.into_parts();
+    if let Err(response) = admit(&registry.options, &parts.headers) {
+        return response;
+    }
+    match parts.method {
+        Method::POST => http::post(registry, parts.headers, body).await,
+        Method::GET if wants_websocket(&parts.headers) => {
+            match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+                Ok(upgrade) => ws::upgrade(registry, upgrade),
+                Err(rejection) => http::refuse(rejection.status(), rejection.body_text()),
+            }
+        }
+        Method::GET => http::sse(registry, parts.headers).await,
+        Method::DELETE => http::delete(registry, parts.headers).await,
+        _ => http::refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the endpoint takes POST, GET and DELETE",
+        ),
+    }
+}
+
+fn wants_websocket(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.eq_ignore_ascii_case("websocket"))
+}
+
+/// The origin check and the credential check.
+fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), Response> {
+    if let Some(origin) = http::header(headers, header::ORIGIN.as_str()) {
+        let host = http::header(headers, header::HOST.as_str()).unwrap_or_default();
+        let own = [format!("http://{host}"), format!("https://{host}")];
+        let allowed = own.iter().any(|own| own.eq_ignore_ascii_case(origin))
+            || options.allowed_origins.iter().any(|o| o == origin);
+        if !allowed {
+            return Err(http::refuse(
+                StatusCode::FORBIDDEN,
+                format!("origin {origin} is not allowed"),
+            ));
+        }
+    }
+    if let Some(authorize) = &options.authorize {
+        if let Err(reason) = authorize(headers) {
+            let mut response = http::refuse(StatusCode::UNAUTHORIZED, reason);
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                ::http::HeaderValue::from_static("Bearer"),
+            );
+            return Err(response);
+        }
+    }
+    Ok(())
+}
+
+fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use crate::wire;
+    use ::http::HeaderName;
+    let origins: Vec<_> = origins.iter().filter_map(|o| o.parse().ok()).collect();
+    let acp = [
+        HeaderName::from_static(wire::CONNECTION_ID),
+        HeaderName::from_static(wire::SESSION_ID),
+        HeaderName::from_static(wire::PROTOCOL_VERSION),
+    ];
+    let mut allowed = acp.to_vec();
+    allowed.extend([
+        header::CONTENT_TYPE,
+        header::AUTHORIZATION,
+        HeaderName::from_static(wire::LAST_EVENT_ID),
+    ]);
+    tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers(allowed)
+        .expose_headers(acp)
+}

@@ -1,0 +1,220 @@
+//! What a server allows: its path, its bounds per connection, the origins and credentials it
+//! accepts.
+
+use http::HeaderMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Decides whether a request may use the endpoint, from its headers: `Ok` lets it in, `Err`
+/// answers `401 Unauthorized` with the message.
+pub type Authorize = Arc<dyn Fn(&HeaderMap) -> Result<(), String> + Send + Sync>;
+
+/// The options of an [`HttpServer`](crate::server::HttpServer).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// The endpoint's path. Default `/acp`.
+    pub path: String,
+    /// The largest message (a POST body, a WebSocket message, a line from the agent). Default
+    /// 16 MiB; larger POST bodies get `413 Payload Too Large`.
+    pub max_message_size: usize,
+    /// Connections open at once; past it `initialize` and upgrades get `503`. Default 1,024.
+    pub max_connections: usize,
+    /// Per stream, bytes of the agent's messages no reader has taken before the agent's output
+    /// waits for the reader (a slow reader slows its agent; it does not grow memory). Default
+    /// 1 MiB.
+    pub stream_buffer: usize,
+    /// Per stream, bytes of taken messages kept for a reader that reconnects with
+    /// `Last-Event-ID`. Default 256 KiB.
+    pub resume_window: usize,
+    /// Session streams a client may open before the agent names their session (to see a
+    /// `session/load` replay from its start). Default 16.
+    pub max_pending_session_streams: usize,
+    /// A connection with no stream open and no request for this long is ended. Default 5 min.
+    pub idle_timeout: Duration,
+    /// How long `initialize` may take before the client gets `504`. Default 30 s.
+    pub initialize_timeout: Duration,
+    /// How often an idle SSE stream sends a keep-alive comment. Default 15 s.
+    pub keep_alive: Duration,
+    /// Origins allowed besides the server's own. A request whose `Origin` is neither is refused
+    /// with `403` (against DNS rebinding). Requests without `Origin` (not from a browser) pass.
+    pub allowed_origins: Vec<String>,
+    /// Whether to answer CORS preflights and add CORS headers for `allowed_origins`. Off by
+    /// default.
+    pub cors: bool,
+    /// The credential check; `None` lets everyone in.
+    pub authorize: Option<Authorize>,
+}
+
+impl fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("path", &self.path)
+            .field("max_message_size", &self.max_message_size)
+            .field("max_connections", &self.max_connections)
+            .field("stream_buffer", &self.stream_buffer)
+            .field("resume_window", &self.resume_window)
+            .field(
+                "max_pending_session_streams",
+                &self.max_pending_session_streams,
+            )
+            .field("idle_timeout", &self.idle_timeout)
+            .field("initialize_timeout", &self.initialize_timeout)
+            .field("keep_alive", &self.keep_alive)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("cors", &self.cors)
+            .field("authorize", &self.authorize.is_some())
+            .finish()
+    }
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            path: "/acp".into(),
+            max_message_size: 16 * 1024 * 1024,
+            max_connections: 1024,
+            stream_buffer: 1024 * 1024,
+            resume_window: 256 * 1024,
+            max_pending_session_streams: 16,
+            idle_timeout: Duration::from_secs(300),
+            initialize_timeout: Duration::from_secs(30),
+            keep_alive: Duration::from_secs(15),
+            allowed_origins: Vec::new(),
+            cors: false,
+            authorize: None,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Sets [`ServerOptions::path`].
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Sets [`ServerOptions::max_message_size`].
+    #[must_use]
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets [`ServerOptions::max_connections`].
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// Sets [`ServerOptions::stream_buffer`].
+    #[must_use]
+    pub fn stream_buffer(mut self, bytes: usize) -> Self {
+        self.stream_buffer = bytes;
+        self
+    }
+
+    /// Sets [`ServerOptions::resume_window`].
+    #[must_use]
+    pub fn resume_window(mut self, bytes: usize) -> Self {
+        self.resume_window = bytes;
+        self
+    }
+
+    /// Sets [`ServerOptions::idle_timeout`].
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerOptions::initialize_timeout`].
+    #[must_use]
+    pub fn initialize_timeout(mut self, timeout: Duration) -> Self {
+        self.initialize_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerOptions::keep_alive`].
+    #[must_use]
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// Adds an allowed origin (`https://editor.example`).
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Sets [`ServerOptions::cors`].
+    #[must_use]
+    pub fn cors(mut self, on: bool) -> Self {
+        self.cors = on;
+        self
+    }
+
+    /// Sets the credential check.
+    #[must_use]
+    pub fn authorize(
+        mut self,
+        check: impl Fn(&HeaderMap) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.authorize = Some(Arc::new(check));
+        self
+    }
+
+    /// Lets in only requests with `Authorization: Bearer <token>`.
+    #[must_use]
+    pub fn bearer_token(self, token: impl Into<String>) -> Self {
+        let expected = format!("Bearer {}", token.into());
+        self.authorize(move |headers| {
+            let given = headers
+                .get(http::header::AUTHORIZATION)
+                .map(|value| value.as_bytes())
+                .unwrap_or_default();
+            if constant_time_eq(given, expected.as_bytes()) {
+                Ok(())
+            } else {
+                Err("a valid bearer token is required".into())
+            }
+        })
+    }
+}
+
+/// Compares without stopping at the first difference, so timing does not tell how much of a
+/// token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_compared_whole() {
+        let options = ServerOptions::default().bearer_token("s3cret");
+        let check = options.authorize.expect("set");
+        let mut headers = HeaderMap::new();
+        assert!(check(&headers).is_err());
+        headers.insert(
+            http::header::AUTHORIZATION,
+            "Bearer s3cre".parse().expect("valid"),
+        );
+        assert!(check(&headers).is_err());
+        headers.insert(
+            http::header::AUTHORIZATION,
+            "Bearer s3cret".parse().expect("valid"),
+        );
+        assert!(check(&headers).is_ok());
+    }
+}
