@@ -15,6 +15,8 @@ use crate::CliError;
 pub struct ChatOptions {
     /// The agent and its arguments.
     pub agent: Vec<String>,
+    /// A remote agent's endpoint (`http://` or `ws://`), instead of `agent`.
+    pub url: Option<String>,
     /// The prompts, in order.
     pub prompts: Vec<String>,
     /// The versions offered.
@@ -36,13 +38,33 @@ pub fn exit_code(reason: &StopReason) -> i32 {
     }
 }
 
-/// Runs the prompts; returns the exit code of the last turn.
-pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
+/// Starts the agent after `--`, or connects to the one at `--url`.
+pub async fn connect(
+    options: &ChatOptions,
+    client_options: ClientOptions,
+) -> Result<Client, CliError> {
+    if let Some(url) = &options.url {
+        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
+            .await
+            .map_err(|err| CliError::Agent(err.to_string()))?;
+        return Client::connect(remote.reader, remote.writer, client_options)
+            .await
+            .map_err(|err| CliError::Agent(err.to_string()));
+    }
     let Some((program, args)) = options.agent.split_first() else {
-        return Err(CliError::Usage("give the agent to run after `--`".into()));
+        return Err(CliError::Usage(
+            "give the agent to run after `--`, or its --url".into(),
+        ));
     };
     let mut command = tokio::process::Command::new(program);
     command.args(args);
+    Client::spawn(command, client_options)
+        .await
+        .map_err(|err| CliError::Agent(err.to_string()))
+}
+
+/// Runs the prompts; returns the exit code of the last turn.
+pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     let yes = options.yes;
     let client_options = ClientOptions::new()
         .info("acp", env!("CARGO_PKG_VERSION"))
@@ -57,9 +79,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
             );
             choice.map(|c| c.id.clone())
         });
-    let client = Client::spawn(command, client_options)
-        .await
-        .map_err(|err| CliError::Agent(err.to_string()))?;
+    let client = connect(options, client_options).await?;
     let session = match client.new_session(&options.cwd).await {
         Ok(session) => session,
         Err(err) => {

@@ -339,12 +339,7 @@ async fn turn(
 
 /// The interactive loop.
 pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
-    let Some((program, args)) = options.agent.split_first() else {
-        return Err(CliError::Usage("give the agent to run after `--`".into()));
-    };
     let input = Input::start()?;
-    let mut command = tokio::process::Command::new(program);
-    command.args(args);
     let asking = input.clone();
     let yes = options.yes;
     // One permission question at a time: the agent may ask several at once.
@@ -366,9 +361,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                 ask(&input, request).await
             }
         });
-    let client = Client::spawn(command, client_options)
-        .await
-        .map_err(|err| CliError::Agent(err.to_string()))?;
+    let client = crate::chat::connect(options, client_options).await?;
     let mut screen = Screen {
         tty: std::io::stdout().is_terminal(),
         tool_line: None,

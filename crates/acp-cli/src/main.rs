@@ -22,6 +22,7 @@ mod fold;
 mod interactive;
 mod lint;
 mod proxy;
+mod serve;
 mod tap;
 mod transcript;
 
@@ -75,6 +76,27 @@ enum Command {
         /// Allow what the agent asks permission for (default: refuse).
         #[arg(long)]
         yes: bool,
+        /// A remote agent's endpoint instead of a command: `http://HOST:PORT/acp` (Streamable
+        /// HTTP) or `ws://HOST:PORT/acp` (WebSocket).
+        #[arg(long, value_name = "URL", conflicts_with = "agent")]
+        url: Option<String>,
+        /// The agent and its arguments.
+        #[arg(last = true, required_unless_present = "url", value_name = "AGENT")]
+        agent: Vec<String>,
+    },
+    /// Serve a stdio agent to remote clients: the transport RFD's endpoint (`/acp`, Streamable
+    /// HTTP and WebSocket), one agent process per connection.
+    Serve {
+        /// The address to listen on.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+        listen: std::net::SocketAddr,
+        /// Require `Authorization: Bearer TOKEN` (default: the ACP_SERVE_TOKEN variable, if
+        /// set).
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
+        /// A browser origin allowed besides the server's own (repeatable).
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origins: Vec<String>,
         /// The agent and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT")]
         agent: Vec<String>,
@@ -211,11 +233,13 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             protocol,
             cwd,
             yes,
+            url,
             agent,
         } => {
             let cwd = working_directory(cwd)?;
             let options = chat::ChatOptions {
                 agent,
+                url,
                 prompts,
                 protocol: match protocol.as_str() {
                     "1" => Protocol::V1,
@@ -231,6 +255,12 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 chat::run(&options).await
             }
         }
+        Command::Serve {
+            listen,
+            token,
+            allow_origins,
+            agent,
+        } => serve::run(listen, token, allow_origins, agent).await,
         Command::Proxy {
             record,
             protocol,

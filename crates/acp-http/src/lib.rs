@@ -19,5 +19,6 @@
 pub mod client;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(any(feature = "server", feature = "client"))]
 mod sse;
 pub mod wire;

@@ -5,9 +5,11 @@
 //! lines ended by CRLF, LF or CR; `field: value`; an event dispatched at a blank line; `:` lines
 //! are comments (keep-alives).
 
+#[cfg(feature = "server")]
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// One event: a message and the id a reconnecting reader resumes after.
+#[cfg(feature = "server")]
 pub(crate) fn encode(id: u64, data: &[u8]) -> Bytes {
     let mut out = BytesMut::with_capacity(data.len() + 32);
     out.put_slice(b"id: ");
@@ -23,11 +25,13 @@ pub(crate) fn encode(id: u64, data: &[u8]) -> Bytes {
 }
 
 /// A keep-alive: a comment, which readers skip.
+#[cfg(feature = "server")]
 pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b":\n\n")
 }
 
 /// One decoded event.
+#[cfg(feature = "client")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Event {
     /// The `id` field, when the event set one.
@@ -37,6 +41,7 @@ pub(crate) struct Event {
 }
 
 /// Why the stream cannot be decoded.
+#[cfg(feature = "client")]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DecodeError {
     /// An event longer than the limit.
@@ -48,6 +53,7 @@ pub(crate) enum DecodeError {
 }
 
 /// Decodes a byte stream into events, holding at most `max` bytes of one event.
+#[cfg(feature = "client")]
 #[derive(Debug)]
 pub(crate) struct Decoder {
     max: usize,
@@ -59,6 +65,7 @@ pub(crate) struct Decoder {
     has_data: bool,
 }
 
+#[cfg(feature = "client")]
 impl Decoder {
     /// A decoder whose events hold at most `max` bytes.
     pub(crate) fn new(max: usize) -> Self {
@@ -127,7 +134,7 @@ impl Decoder {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "server", feature = "client"))]
 mod tests {
     use super::*;
 

@@ -4,6 +4,8 @@
 //! `method`, `params.sessionId` and, in a result, `sessionId` and `protocolVersion`: a borrowing
 //! pass that builds no `Value`.
 
+#![cfg_attr(not(any(feature = "server", feature = "client")), allow(dead_code))]
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -194,6 +196,7 @@ pub(crate) fn one_line(text: &[u8]) -> Cow<'_, [u8]> {
 /// `text` with `"sessionId": session` added to its `params` (created when absent), for a POST
 /// whose `Acp-Session-Id` header names the session its body does not. `None` when `params` is not
 /// an object.
+#[cfg(feature = "server")]
 pub(crate) fn with_session_id(text: &str, session: &str) -> Option<String> {
     let field = format!(
         "\"sessionId\":{}",
@@ -230,6 +233,7 @@ pub(crate) fn with_session_id(text: &str, session: &str) -> Option<String> {
 }
 
 /// Where `part`, a slice of `whole`, starts in it.
+#[cfg(feature = "server")]
 fn offset_in(whole: &str, part: &str) -> Option<usize> {
     let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
     (start + part.len() <= whole.len()).then_some(start)
@@ -309,6 +313,7 @@ mod tests {
         assert!(matches!(one_line(flat), Cow::Borrowed(_)), "untouched");
     }
 
+    #[cfg(feature = "server")]
     #[test]
     fn session_id_goes_into_params() {
         assert_eq!(

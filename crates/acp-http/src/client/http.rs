@@ -96,6 +96,8 @@ async fn write_to_sdk(mut writer: WriteHalf<DuplexStream>, mut from_server: mpsc
             break;
         }
     }
+    // The SDK reads the end (its reader's half of the pipe outlives this one).
+    let _ = tokio::io::AsyncWriteExt::shutdown(&mut writer).await;
 }
 
 /// Reads the SDK's lines until it hangs up.
@@ -407,8 +409,12 @@ fn header(headers: &reqwest::header::HeaderMap, name: &str) -> Option<String> {
 
 /// How one GET of a stream ended.
 enum Outcome {
-    /// The body ended or broke: open it again.
+    /// The body ended: open it again.
+    Ended,
+    /// The body broke, or the GET failed: open it again.
     Dropped(String),
+    /// Nothing listens any more.
+    Refused(String),
     /// The server does not know the connection (or the session).
     Gone,
     /// Not worth trying again.
@@ -428,13 +434,27 @@ async fn read_stream(
     let mut last_event_id: Option<String> = None;
     let mut failures = 0u32;
     let mut delay = shared.options.reconnect_delay;
+    let mut ended_cleanly = false;
     loop {
         let outcome = tokio::select! {
             outcome = read_once(&shared, session.as_deref(), &mut last_event_id, &events, &mut opened, &mut failures) => outcome,
             () = shared.closing.cancelled() => return,
         };
         let reason = match outcome {
-            Outcome::Dropped(reason) => reason,
+            Outcome::Ended => {
+                ended_cleanly = true;
+                "the stream ended".to_owned()
+            }
+            Outcome::Dropped(reason) => {
+                ended_cleanly = false;
+                reason
+            }
+            // A stream the server ended, and then no server: it shut down.
+            Outcome::Refused(_) if ended_cleanly => {
+                let _ = events.send(StreamEvent::Failed(ClientError::Ended)).await;
+                return;
+            }
+            Outcome::Refused(reason) => reason,
             Outcome::Gone if session.is_some() => return,
             Outcome::Gone => {
                 let _ = events.send(StreamEvent::Failed(ClientError::Ended)).await;
@@ -488,6 +508,7 @@ async fn read_once(
     }
     let mut response = match request.send().await {
         Ok(response) => response,
+        Err(err) if err.is_connect() => return Outcome::Refused(err.to_string()),
         Err(err) => return Outcome::Dropped(err.to_string()),
     };
     match response.status() {
@@ -510,7 +531,7 @@ async fn read_once(
     loop {
         let chunk = match response.chunk().await {
             Ok(Some(chunk)) => chunk,
-            Ok(None) => return Outcome::Dropped("the stream ended".into()),
+            Ok(None) => return Outcome::Ended,
             Err(err) => return Outcome::Dropped(err.to_string()),
         };
         if let Err(err) = decoder.feed(&chunk, &mut decoded) {

@@ -83,6 +83,7 @@ where
 }
 
 /// The in-memory pipe size for agents in this process.
+#[cfg(feature = "sdk")]
 const IN_MEMORY_BUFFER: usize = 64 * 1024;
 
 #[cfg(feature = "sdk")]
@@ -103,9 +104,11 @@ impl<A: acp_sdk::agent::Agent> AgentFactory for acp_sdk::agent::Server<A> {
 }
 
 /// Aborts a task when dropped.
+#[cfg(feature = "sdk")]
 #[derive(Debug)]
 pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
 
+#[cfg(feature = "sdk")]
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();

@@ -1,0 +1,305 @@
+//! Every refusal of the endpoint: the HTTP status, and nothing else of the server disturbed.
+
+mod common;
+
+use acp_http::server::ServerOptions;
+use acp_http::wire;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn http() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+async fn initialize(url: &str) -> (String, Value) {
+    let response = http()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[wire::PROTOCOL_VERSION], "1");
+    let id = response.headers()[wire::CONNECTION_ID]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
+    (
+        id,
+        serde_json::from_str(&response.text().await.expect("text")).expect("JSON"),
+    )
+}
+
+async fn post(url: &str, connection: Option<&str>, body: &str) -> (StatusCode, String) {
+    let mut request = http()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    if let Some(connection) = connection {
+        request = request.header(wire::CONNECTION_ID, connection);
+    }
+    let response = request.send().await.expect("answers");
+    (response.status(), response.text().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn initialize_answers_in_the_body_and_everything_else_is_accepted() {
+    let (_server, url) = common::start(ServerOptions::default()).await;
+    let (connection, answer) = initialize(&url).await;
+    assert_eq!(answer["result"]["agentInfo"]["name"], "scripted");
+    let (status, body) = post(
+        &url,
+        Some(&connection),
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
+}
+
+#[tokio::test]
+async fn bad_requests_get_their_status() {
+    let (_server, url) = common::start(ServerOptions::default().max_message_size(1024)).await;
+    let (connection, _) = initialize(&url).await;
+    let c = Some(connection.as_str());
+
+    // Media types.
+    let response = http().post(&url).body("{}").send().await.expect("answers");
+    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let response = http()
+        .get(&url)
+        .header(wire::CONNECTION_ID, &connection)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
+
+    // Connection ids.
+    let note = r#"{"jsonrpc":"2.0","method":"x","params":{}}"#;
+    assert_eq!(post(&url, None, note).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        post(&url, Some("0123"), note).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Bodies.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":{{"p":"{}"}}}}"#,
+        "a".repeat(2000)
+    );
+    assert_eq!(post(&url, c, &big).await.0, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, body) = post(&url, c, "[1]").await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("JSON")["error"]["code"],
+        -32600
+    );
+    let (status, body) = post(&url, c, "{nope").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("JSON")["error"]["code"],
+        -32700
+    );
+
+    // Headers that contradict the body or the connection.
+    let response = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header(wire::CONNECTION_ID, &connection)
+        .header(wire::SESSION_ID, "a")
+        .body(r#"{"jsonrpc":"2.0","method":"x","params":{"sessionId":"b"}}"#)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header(wire::CONNECTION_ID, &connection)
+        .header(wire::PROTOCOL_VERSION, "2")
+        .body(note)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = http()
+        .get(&url)
+        .header("accept", wire::EVENT_STREAM)
+        .header(wire::CONNECTION_ID, &connection)
+        .header(wire::LAST_EVENT_ID, "99")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(
+        response.status(),
+        StatusCode::BAD_REQUEST,
+        "an id never sent"
+    );
+    let response = http().put(&url).send().await.expect("answers");
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+    // The connection still works after all that.
+    let (status, _) = post(
+        &url,
+        c,
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn deleted_and_idle_connections_are_gone() {
+    let options = ServerOptions::default().idle_timeout(Duration::from_millis(200));
+    let (server, url) = common::start(options).await;
+    let note = r#"{"jsonrpc":"2.0","method":"x","params":{}}"#;
+
+    let (deleted, _) = initialize(&url).await;
+    let response = http()
+        .delete(&url)
+        .header(wire::CONNECTION_ID, &deleted)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    assert_eq!(
+        post(&url, Some(&deleted), note).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    let (idle, _) = initialize(&url).await;
+    assert_eq!(post(&url, Some(&idle), note).await.0, StatusCode::ACCEPTED);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(post(&url, Some(&idle), note).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(server.connections(), 0);
+}
+
+#[tokio::test]
+async fn origins_and_credentials_are_checked() {
+    let options = ServerOptions::default()
+        .allow_origin("https://editor.example")
+        .bearer_token("s3cret");
+    let (_server, url) = common::start(options).await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let send = |origin: Option<&str>, token: Option<&str>| {
+        let mut request = http()
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(init);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin.to_owned());
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    let response = send(None, None).await.expect("answers");
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    assert_eq!(
+        send(None, Some("wrong")).await.expect("answers").status(),
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(Some("https://evil.example"), Some("s3cret"))
+            .await
+            .expect("answers")
+            .status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        send(Some("https://editor.example"), Some("s3cret"))
+            .await
+            .expect("answers")
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(None, Some("s3cret")).await.expect("answers").status(),
+        StatusCode::OK
+    );
+    // A WebSocket upgrade passes the same checks.
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            url.replace("http://", "ws://"),
+        )
+        .expect("a request");
+    request
+        .headers_mut()
+        .insert("origin", "https://evil.example".parse().expect("valid"));
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), StatusCode::FORBIDDEN.as_u16());
+        }
+        other => panic!("the upgrade should be refused: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_connection_limit_answers_503_and_frees_with_delete() {
+    let (_server, url) = common::start(ServerOptions::default().max_connections(2)).await;
+    let (first, _) = initialize(&url).await;
+    let _second = initialize(&url).await;
+    let (status, _) = post(
+        &url,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    http()
+        .delete(&url)
+        .header(wire::CONNECTION_ID, &first)
+        .send()
+        .await
+        .expect("answers");
+    initialize(&url).await;
+}
+
+#[tokio::test]
+async fn a_refused_initialize_opens_no_connection() {
+    let options = ServerOptions::default();
+    let server = acp_http::server::HttpServer::new(
+        || {
+            Ok(acp_http::server::AgentIo::in_memory(
+                1024,
+                |reader, writer| {
+                    tokio::spawn(async move {
+                        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+                        let mut lines = tokio::io::BufReader::new(reader).lines();
+                        let mut writer = writer;
+                        while let Ok(Some(_)) = lines.next_line().await {
+                            let refusal = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}});
+                            let _ = writer.write_all(format!("{refusal}\n").as_bytes()).await;
+                        }
+                    });
+                },
+            ))
+        },
+        options,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/acp", listener.local_addr().expect("addr"));
+    tokio::spawn({
+        let server = server.clone();
+        async move { server.serve(listener).await }
+    });
+    let response = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().get(wire::CONNECTION_ID).is_none());
+    let body: Value = serde_json::from_str(&response.text().await.expect("text")).expect("JSON");
+    assert_eq!(body["error"]["code"], -32000);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(server.connections(), 0);
+}
