@@ -30,7 +30,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// The acp-rpc agent: echoes `_bench/echo` params.
+/// The acp-rpc agent: echoes `_bench/echo` (and `initialize`) params.
 pub struct Echo;
 
 impl Handler for Echo {
@@ -40,7 +40,8 @@ impl Handler for Echo {
         _cx: RequestContext,
     ) -> Result<Box<RawValue>, RpcError> {
         match request.method.as_str() {
-            "_bench/echo" => request
+            // `initialize` too, so a remote transport (which opens on it) can carry the bench.
+            "_bench/echo" | "initialize" => request
                 .params
                 .ok_or_else(|| RpcError::invalid_params("no params")),
             other => Err(RpcError::method_not_found(other)),

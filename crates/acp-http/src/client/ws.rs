@@ -29,7 +29,10 @@ pub(super) async fn start(
     for (name, value) in &options.headers {
         request.headers_mut().insert(name.clone(), value.clone());
     }
+    // Small idle sockets, as on the server: 8 KiB read chunks, unbuffered writes.
     let config = WebSocketConfig::default()
+        .read_buffer_size(8 * 1024)
+        .write_buffer_size(0)
         .max_message_size(Some(options.max_message_size))
         .max_frame_size(Some(options.max_message_size));
     let handshake = tokio_tungstenite::connect_async_with_config(request, Some(config), true);

@@ -61,7 +61,7 @@ impl HttpServer {
 
     /// Serves on `listener` until it fails.
     pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        axum::serve(no_delay(listener), self.router()).await
     }
 
     /// Serves on `listener` until `shutdown` resolves; then takes no new connection or request,
@@ -73,7 +73,7 @@ impl HttpServer {
         grace: Duration,
     ) -> std::io::Result<()> {
         let registry = self.registry.clone();
-        axum::serve(listener, self.router())
+        axum::serve(no_delay(listener), self.router())
             .with_graceful_shutdown(async move {
                 shutdown.await;
                 registry.drain(grace).await;
@@ -90,6 +90,19 @@ impl HttpServer {
     pub fn held_bytes(&self) -> usize {
         self.registry.held_bytes()
     }
+}
+
+/// Accepted sockets send small writes at once: an SSE event or a `202` waits for no more bytes
+/// (Nagle's wait, against the peer's delayed acknowledgement, costs 40 ms a round trip).
+fn no_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|socket| {
+        if let Err(err) = socket.set_nodelay(true) {
+            tracing::debug!(%err, "TCP_NODELAY not set");
+        }
+    })
 }
 
 /// The one handler of the endpoint: admission, then the method.

@@ -12,6 +12,9 @@ use futures_util::{SinkExt, StreamExt};
 use http::{HeaderValue, StatusCode};
 use std::sync::Arc;
 
+/// The socket's read chunk.
+pub(crate) const SOCKET_READ_CHUNK: usize = 8 * 1024;
+
 /// Opens a connection and upgrades to it.
 pub(crate) fn upgrade(registry: Arc<Registry>, upgrade: WebSocketUpgrade) -> Response {
     let connection = match registry.open(Profile::WebSocket) {
@@ -20,7 +23,11 @@ pub(crate) fn upgrade(registry: Arc<Registry>, upgrade: WebSocketUpgrade) -> Res
     };
     let max = registry.options.max_message_size;
     let id = connection.id.clone();
+    // tungstenite reads in 128 KiB chunks by default, held per socket even when idle; 8 KiB
+    // reads and unbuffered writes keep an idle socket small (larger messages still arrive whole).
     let mut response = upgrade
+        .read_buffer_size(SOCKET_READ_CHUNK)
+        .write_buffer_size(0)
         .max_message_size(max)
         .max_frame_size(max)
         .on_failed_upgrade({
