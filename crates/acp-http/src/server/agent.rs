@@ -14,7 +14,7 @@ pub struct AgentIo {
     /// What the agent reads.
     pub writer: Box<dyn AsyncWrite + Send + Unpin>,
     /// Dropped when the connection ends (a child process to kill, a task to abort).
-    guard: Option<Box<dyn Any + Send>>,
+    pub(crate) guard: Option<Box<dyn Any + Send>>,
 }
 
 impl std::fmt::Debug for AgentIo {
@@ -53,16 +53,6 @@ impl AgentIo {
         serve(their_reader, their_writer);
         let (reader, writer) = tokio::io::split(ours);
         Self::new(reader, writer)
-    }
-
-    pub(crate) fn into_parts(
-        self,
-    ) -> (
-        Box<dyn AsyncRead + Send + Unpin>,
-        Box<dyn AsyncWrite + Send + Unpin>,
-        Option<Box<dyn Any + Send>>,
-    ) {
-        (self.reader, self.writer, self.guard)
     }
 }
 

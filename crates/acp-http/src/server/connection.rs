@@ -149,7 +149,11 @@ impl Connection {
             closed: CancellationToken::new(),
             dropped_from_agent: AtomicU64::new(0),
         });
-        let (reader, writer, guard) = io.into_parts();
+        let AgentIo {
+            reader,
+            writer,
+            guard,
+        } = io;
         tokio::spawn(write_to_agent(
             writer,
             from_clients,

@@ -22,6 +22,34 @@ pub(crate) fn refuse(status: StatusCode, reason: impl Into<String>) -> Response 
     (status, reason.into()).into_response()
 }
 
+/// A refusal before any body is read: a status and its reason.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) reason: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+        Self {
+            status,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let mut response = refuse(self.status, self.reason);
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
 fn json(status: StatusCode, body: impl Into<Body>) -> Response {
     (status, [(header::CONTENT_TYPE, wire::JSON)], body.into()).into_response()
 }
@@ -41,16 +69,16 @@ fn with_header(mut response: Response, name: &'static str, value: &str) -> Respo
 pub(crate) fn connection_of(
     registry: &Registry,
     headers: &HeaderMap,
-) -> Result<Arc<Connection>, Response> {
+) -> Result<Arc<Connection>, Refusal> {
     let Some(id) = header(headers, wire::CONNECTION_ID) else {
-        return Err(refuse(
+        return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "the Acp-Connection-Id header is required",
         ));
     };
     registry
         .get(id)
-        .ok_or_else(|| refuse(StatusCode::NOT_FOUND, "unknown or ended Acp-Connection-Id"))
+        .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or ended Acp-Connection-Id"))
 }
 
 pub(crate) fn open_error(err: &OpenError) -> Response {
@@ -109,7 +137,7 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
     }
     let connection = match connection_of(&registry, &headers) {
         Ok(connection) => connection,
-        Err(response) => return response,
+        Err(refusal) => return refusal.into_response(),
     };
     if connection.profile != Profile::Http {
         return refuse(
@@ -241,7 +269,7 @@ pub(crate) async fn sse(registry: Arc<Registry>, headers: HeaderMap) -> Response
     }
     let connection = match connection_of(&registry, &headers) {
         Ok(connection) => connection,
-        Err(response) => return response,
+        Err(refusal) => return refusal.into_response(),
     };
     if connection.profile != Profile::Http {
         return refuse(

@@ -26,7 +26,7 @@ pub use options::{Authorize, ServerOptions};
 use ::http::{header, HeaderMap, Method, StatusCode};
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{FromRequestParts, Request, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use registry::Registry;
 use std::future::Future;
 use std::sync::Arc;
@@ -108,8 +108,8 @@ fn no_delay(
 /// The one handler of the endpoint: admission, then the method.
 async fn endpoint(State(registry): State<Arc<Registry>>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
-    if let Err(response) = admit(&registry.options, &parts.headers) {
-        return response;
+    if let Err(refusal) = admit(&registry.options, &parts.headers) {
+        return refusal.into_response();
     }
     match parts.method {
         Method::POST => http::post(registry, parts.headers, body).await,
@@ -136,28 +136,22 @@ fn wants_websocket(headers: &HeaderMap) -> bool {
 }
 
 /// The origin check and the credential check.
-fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), Response> {
+fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), http::Refusal> {
     if let Some(origin) = http::header(headers, header::ORIGIN.as_str()) {
         let host = http::header(headers, header::HOST.as_str()).unwrap_or_default();
         let own = [format!("http://{host}"), format!("https://{host}")];
         let allowed = own.iter().any(|own| own.eq_ignore_ascii_case(origin))
             || options.allowed_origins.iter().any(|o| o == origin);
         if !allowed {
-            return Err(http::refuse(
+            return Err(http::Refusal::new(
                 StatusCode::FORBIDDEN,
                 format!("origin {origin} is not allowed"),
             ));
         }
     }
     if let Some(authorize) = &options.authorize {
-        if let Err(reason) = authorize(headers) {
-            let mut response = http::refuse(StatusCode::UNAUTHORIZED, reason);
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                ::http::HeaderValue::from_static("Bearer"),
-            );
-            return Err(response);
-        }
+        authorize(headers)
+            .map_err(|reason| http::Refusal::new(StatusCode::UNAUTHORIZED, reason))?;
     }
     Ok(())
 }
