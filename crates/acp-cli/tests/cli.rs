@@ -432,3 +432,46 @@ fn check_fails_a_broken_agent_and_names_what_it_broke() {
         "{stdout}"
     );
 }
+
+/// `acp serve` in front of the reference agent (one process per connection), and `acp chat --url`
+/// over both profiles, v1 and v2.
+#[test]
+fn serve_makes_a_stdio_agent_remote_and_chat_reaches_it_by_url() {
+    use std::io::{BufRead, BufReader};
+    let agent = reference_agent();
+    let mut server = Command::new(ACP)
+        .args(["serve", "--listen", "127.0.0.1:0", "--"])
+        .args([&agent, "--every-prompt", "--step-delay-ms=1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("acp serve runs");
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("acp serve says where it listens");
+    let url = line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_owned();
+    let ws = url.replace("http://", "ws://");
+    for (url, protocol) in [(&url, "2"), (&ws, "1"), (&url, "1"), (&ws, "2")] {
+        let output = Command::new(ACP)
+            .args(["chat", "--url", url, "--protocol", protocol, "--yes"])
+            .args(["--prompt", "hello"])
+            .output()
+            .expect("acp chat runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{url} v{protocol}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("deleted target/ (permission granted)"),
+            "{url} v{protocol}: {stdout}"
+        );
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
