@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use acp_http::server::{AgentFactory, AgentIo, HttpServer, ServerOptions};
+use acp_http::server::{AgentFactory, HttpServer, ServerOptions};
 use acp_rpc::{Connection, ConnectionOptions, RequestOptions, RpcError};
 use acp_sdk::agent::{AgentInfo, SessionSetup, StopReason, Turn};
 use acp_sdk::{Agent, ContentBlock, Server};
@@ -49,17 +49,6 @@ impl Agent for Idle {
     }
 }
 
-fn echo_agent() -> std::io::Result<AgentIo> {
-    Ok(AgentIo::in_memory(roundtrip::PIPE, |reader, writer| {
-        let _ = Connection::spawn(
-            reader,
-            writer,
-            roundtrip::Echo,
-            ConnectionOptions::default(),
-        );
-    }))
-}
-
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
         return run_clients(&spec);
@@ -67,7 +56,7 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
     println!("server heap per idle connection ({CONNECTIONS} connections):");
     for profile in ["http", "ws"] {
-        let echo = rt.block_on(measure(echo_agent, profile));
+        let echo = rt.block_on(measure(roundtrip::echo_agent_io, profile));
         let sdk = rt.block_on(measure(Server::new(Idle), profile));
         println!("  {profile:>4}: echo agent {echo:>6} B, SDK agent {sdk:>6} B");
     }

@@ -9,21 +9,9 @@
 mod roundtrip;
 
 use acp_http::client::ClientOptions;
-use acp_http::server::{AgentIo, HttpServer, ServerOptions};
+use acp_http::server::{HttpServer, ServerOptions};
 use acp_rpc::{Connection, ConnectionOptions, RequestOptions};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-
-/// The echo agent, one conversation per connection.
-fn echo_agent() -> std::io::Result<AgentIo> {
-    Ok(AgentIo::in_memory(roundtrip::PIPE, |reader, writer| {
-        let _ = Connection::spawn(
-            reader,
-            writer,
-            roundtrip::Echo,
-            ConnectionOptions::default(),
-        );
-    }))
-}
 
 /// The echo agent and a client over two kernel pipes, the shape of a subprocess's stdio.
 fn os_pipes_client() -> Connection {
@@ -71,7 +59,7 @@ fn roundtrips(c: &mut Criterion) {
     let rt = roundtrip::runtime();
     let params = roundtrip::echo_params();
     let url = rt.block_on(async {
-        let server = HttpServer::new(echo_agent, ServerOptions::default());
+        let server = HttpServer::new(roundtrip::echo_agent_io, ServerOptions::default());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("binds");

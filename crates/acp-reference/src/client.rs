@@ -108,39 +108,35 @@ pub async fn run_demo(
     out: &mut dyn Write,
 ) -> Result<DemoOutcome, DemoError> {
     let client = FoldingClient::default();
-    if let Some(url) = &options.url {
-        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
-            .await
-            .map_err(|err| DemoError::Remote(err.to_string()))?;
-        let (connection, _task) = Connection::spawn(
-            remote.reader,
-            remote.writer,
-            client.clone(),
-            ConnectionOptions::default(),
-        );
-        let mut demo = Demo {
-            connection: &connection,
-            client: &client,
-            options,
-            out,
-            prompts: 0,
-        };
-        let result = demo.run().await;
-        connection.close().await;
-        return result;
-    }
-    let mut command = tokio::process::Command::new(&options.agent.program);
-    command.args(&options.agent.args);
-    let (process, connection) = AgentProcess::connect(
-        command,
-        StderrMode::Inherit,
-        client.clone(),
-        ConnectionOptions::default(),
-    )
-    .map_err(|source| DemoError::Spawn {
-        program: options.agent.program.clone(),
-        source,
-    })?;
+    let (connection, process) = match &options.url {
+        Some(url) => {
+            let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
+                .await
+                .map_err(|err| DemoError::Remote(err.to_string()))?;
+            let (connection, _task) = Connection::spawn(
+                remote.reader,
+                remote.writer,
+                client.clone(),
+                ConnectionOptions::default(),
+            );
+            (connection, None)
+        }
+        None => {
+            let mut command = tokio::process::Command::new(&options.agent.program);
+            command.args(&options.agent.args);
+            let (process, connection) = AgentProcess::connect(
+                command,
+                StderrMode::Inherit,
+                client.clone(),
+                ConnectionOptions::default(),
+            )
+            .map_err(|source| DemoError::Spawn {
+                program: options.agent.program.clone(),
+                source,
+            })?;
+            (connection, Some(process))
+        }
+    };
     let mut demo = Demo {
         connection: &connection,
         client: &client,
@@ -149,8 +145,14 @@ pub async fn run_demo(
         prompts: 0,
     };
     let result = demo.run().await;
-    // The agent exits when its stdin closes.
-    let _ = process.shutdown(&connection, Duration::from_secs(3)).await;
+    match process {
+        // The agent exits when its stdin closes.
+        Some(process) => {
+            let _ = process.shutdown(&connection, Duration::from_secs(3)).await;
+        }
+        // The transport ends the remote connection (a DELETE, a close frame).
+        None => connection.close().await,
+    }
     result
 }
 

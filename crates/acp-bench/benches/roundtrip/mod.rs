@@ -166,3 +166,13 @@ pub async fn official_roundtrip(
         .await
         .expect("echo");
 }
+
+/// The echo agent as a remote server's agent: one conversation per connection.
+pub fn echo_agent_io() -> std::io::Result<acp_http::server::AgentIo> {
+    Ok(acp_http::server::AgentIo::in_memory(
+        PIPE,
+        |reader, writer| {
+            let _ = Connection::spawn(reader, writer, Echo, ConnectionOptions::default());
+        },
+    ))
+}

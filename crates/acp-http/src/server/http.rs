@@ -81,6 +81,21 @@ pub(crate) fn connection_of(
         .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or ended Acp-Connection-Id"))
 }
 
+/// The Streamable HTTP connection a request names (a WebSocket connection is used on its socket).
+fn http_connection_of(
+    registry: &Registry,
+    headers: &HeaderMap,
+) -> Result<Arc<Connection>, Refusal> {
+    let connection = connection_of(registry, headers)?;
+    if connection.profile != Profile::Http {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "this connection is a WebSocket: use its socket",
+        ));
+    }
+    Ok(connection)
+}
+
 pub(crate) fn open_error(err: &OpenError) -> Response {
     let status = match err {
         OpenError::Agent(_) | OpenError::Full(_) | OpenError::Draining => {
@@ -135,16 +150,10 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
     {
         return initialize(&registry, Bytes::from(line), &peek).await;
     }
-    let connection = match connection_of(&registry, &headers) {
+    let connection = match http_connection_of(&registry, &headers) {
         Ok(connection) => connection,
         Err(refusal) => return refusal.into_response(),
     };
-    if connection.profile != Profile::Http {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "this connection is a WebSocket; send on the socket",
-        );
-    }
     if registry.is_draining() && peek.kind == Kind::Request {
         let error = wire::error_response(peek.id.as_deref(), -32603, "the server is shutting down");
         return json(StatusCode::SERVICE_UNAVAILABLE, error);
@@ -267,16 +276,10 @@ pub(crate) async fn sse(registry: Arc<Registry>, headers: HeaderMap) -> Response
             "Accept must include text/event-stream",
         );
     }
-    let connection = match connection_of(&registry, &headers) {
+    let connection = match http_connection_of(&registry, &headers) {
         Ok(connection) => connection,
         Err(refusal) => return refusal.into_response(),
     };
-    if connection.profile != Profile::Http {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "this connection is a WebSocket; read the socket",
-        );
-    }
     let last_event_id = match header(&headers, wire::LAST_EVENT_ID) {
         None => None,
         Some(id) => match id.trim().parse::<u64>() {
