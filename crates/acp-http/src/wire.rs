@@ -114,10 +114,7 @@ pub(crate) fn peek(text: &str) -> Result<Peek, PeekError> {
     }
     let shape: Shape<'_> =
         serde_json::from_str(text).map_err(|err| PeekError::Invalid(err.to_string()))?;
-    let id = shape
-        .id
-        .map(|id| id.get().trim().to_owned())
-        .filter(|id| id != "null");
+    let id = shape.id.and_then(normalized_id);
     let kind = match (&shape.method, &id) {
         (Some(_), Some(_)) => Kind::Request,
         (Some(_), None) => Kind::Notification,
@@ -128,8 +125,11 @@ pub(crate) fn peek(text: &str) -> Result<Peek, PeekError> {
             ))
         }
     };
+    // `$/` messages (`$/cancel_request`) belong to the connection, whatever they name.
+    let protocol_level = shape.method.as_deref().is_some_and(|m| m.starts_with("$/"));
     let session_id = shape
         .params
+        .filter(|_| !protocol_level)
         .and_then(session_fields)
         .and_then(|f| f.session_id.map(Cow::into_owned));
     let (result_session_id, result_protocol_version) = match shape.result.and_then(session_fields) {
@@ -148,6 +148,15 @@ pub(crate) fn peek(text: &str) -> Result<Peek, PeekError> {
         result_protocol_version,
         is_error: shape.error.is_some(),
     })
+}
+
+/// An id as one canonical text (`"a"` for `"\u0061"`, `1` for `1`, `1.0` for `1e0`), so a
+/// response pairs with its request however either spells it; `None` for `null`.
+fn normalized_id(raw: &RawValue) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(raw.get()).ok()? {
+        serde_json::Value::Null => None,
+        value => Some(value.to_string()),
+    }
 }
 
 /// The session fields of an object (`None` for anything else, or an object whose fields have
@@ -284,6 +293,17 @@ mod tests {
             .expect("an error response");
         assert!(error.is_error);
         assert_eq!(error.id, None);
+    }
+
+    #[test]
+    fn ids_pair_however_they_are_spelled_and_protocol_messages_name_no_session() {
+        let request = peek(r#"{"id":"\u0061","method":"m"}"#).expect("peeks");
+        let response = peek(r#"{"id":"a","result":{}}"#).expect("peeks");
+        assert_eq!(request.id, response.id);
+        let cancel =
+            peek(r#"{"method":"$/cancel_request","params":{"requestId":1,"sessionId":"s"}}"#)
+                .expect("peeks");
+        assert_eq!(cancel.session_id, None);
     }
 
     #[test]

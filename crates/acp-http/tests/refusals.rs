@@ -210,6 +210,16 @@ async fn origins_and_credentials_are_checked() {
             .status(),
         StatusCode::FORBIDDEN
     );
+    // DNS rebinding: a hostile page reaching the server under its own name sends an Origin that
+    // equals the Host it used. Only listed origins pass.
+    let own = url.trim_end_matches("/acp").to_owned();
+    assert_eq!(
+        send(Some(&own), Some("s3cret"))
+            .await
+            .expect("answers")
+            .status(),
+        StatusCode::FORBIDDEN
+    );
     assert_eq!(
         send(Some("https://editor.example"), Some("s3cret"))
             .await
@@ -302,4 +312,74 @@ async fn a_refused_initialize_opens_no_connection() {
     assert_eq!(body["error"]["code"], -32000);
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(server.connections(), 0);
+}
+
+#[tokio::test]
+async fn requests_past_the_pending_bound_get_429() {
+    let (_server, url) = common::start(ServerOptions::default().max_pending_requests(2)).await;
+    let (connection, _) = initialize(&url).await;
+    let slow = |id: u64| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"slow","params":{{"delayMs":2000}}}}"#)
+    };
+    assert_eq!(
+        post(&url, Some(&connection), &slow(1)).await.0,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        post(&url, Some(&connection), &slow(2)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = post(&url, Some(&connection), &slow(3)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(serde_json::from_str::<Value>(&body).expect("JSON")["id"], 3);
+    // Notifications and answers still pass.
+    let note = r#"{"jsonrpc":"2.0","method":"x","params":{}}"#;
+    assert_eq!(
+        post(&url, Some(&connection), note).await.0,
+        StatusCode::ACCEPTED
+    );
+}
+
+#[tokio::test]
+async fn an_initialize_whose_client_went_away_leaves_no_connection() {
+    // An agent that never answers.
+    let server = acp_http::server::HttpServer::new(
+        || {
+            Ok(acp_http::server::AgentIo::in_memory(
+                1024,
+                |reader, writer| {
+                    tokio::spawn(async move {
+                        let _keep = (reader, writer);
+                        std::future::pending::<()>().await;
+                    });
+                },
+            ))
+        },
+        ServerOptions::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/acp", listener.local_addr().expect("addr"));
+    tokio::spawn({
+        let server = server.clone();
+        async move { server.serve(listener).await }
+    });
+    let gave_up = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .timeout(Duration::from_millis(200))
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client timed out");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.connections(),
+        0,
+        "the half-opened connection went with its client"
+    );
 }

@@ -25,6 +25,7 @@ use tokio::io::{BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// JSON-RPC's "internal error", for a request the transport could not deliver.
 const INTERNAL_ERROR: i64 = -32603;
@@ -44,6 +45,9 @@ struct Shared {
 /// What a stream reader hands the driver.
 enum StreamEvent {
     Message(Bytes),
+    /// A session's stream is gone on the server (closed, or never named by the agent): it is
+    /// opened again if the session comes back.
+    SessionGone(String),
     Failed(ClientError),
 }
 
@@ -233,12 +237,42 @@ async fn carry(
     };
     drop(open(None));
     let (posts, queue) = mpsc::channel::<Post>(32);
-    tokio::spawn(post_in_order(
+    // The POSTs in flight, waited for before the connection is deleted.
+    let posting = TaskTracker::new();
+    posting.spawn(post_in_order(
         shared.clone(),
         queue,
         to_sdk.clone(),
         events_tx.clone(),
     ));
+    let result = carry_until_end(
+        shared,
+        lines,
+        to_sdk,
+        &open,
+        &events_tx,
+        &mut events,
+        posts,
+        &posting,
+    )
+    .await;
+    posting.close();
+    let _ = tokio::time::timeout(shared.options.connect_timeout, posting.wait()).await;
+    result
+}
+
+/// The loop of [`carry`]: until the SDK hangs up or the connection fails.
+#[allow(clippy::too_many_arguments)]
+async fn carry_until_end(
+    shared: &Arc<Shared>,
+    lines: &mut mpsc::Receiver<Bytes>,
+    to_sdk: &mpsc::Sender<Bytes>,
+    open: &impl Fn(Option<String>) -> oneshot::Receiver<()>,
+    events_tx: &mpsc::Sender<StreamEvent>,
+    events: &mut mpsc::Receiver<StreamEvent>,
+    posts: mpsc::Sender<Post>,
+    posting: &TaskTracker,
+) -> Result<(), ClientError> {
     let mut opened: HashSet<String> = HashSet::new();
     // Requests whose result may name a session to open a stream for, by id.
     let mut openers: HashMap<String, ()> = HashMap::new();
@@ -256,6 +290,9 @@ async fn carry(
                     if to_sdk.send(message).await.is_err() {
                         return Ok(());
                     }
+                }
+                Some(StreamEvent::SessionGone(session)) => {
+                    opened.remove(&session);
                 }
                 Some(StreamEvent::Failed(err)) => return Err(err),
                 None => return Ok(()),
@@ -285,7 +322,7 @@ async fn carry(
                     stream_open,
                 };
                 if peek.kind == Kind::Response {
-                    tokio::spawn({
+                    posting.spawn({
                         let (shared, to_sdk, events) = (shared.clone(), to_sdk.clone(), events_tx.clone());
                         async move { send_post(&shared, post, &to_sdk, &events).await }
                     });
@@ -435,9 +472,10 @@ async fn read_stream(
     let mut failures = 0u32;
     let mut delay = shared.options.reconnect_delay;
     let mut ended_cleanly = false;
+    let mut attempts = 0u64;
     loop {
         let outcome = tokio::select! {
-            outcome = read_once(&shared, session.as_deref(), &mut last_event_id, &events, &mut opened, &mut failures) => outcome,
+            outcome = read_once(&shared, session.as_deref(), &mut last_event_id, &events, &mut opened, &mut failures, attempts == 0) => outcome,
             () = shared.closing.cancelled() => return,
         };
         let reason = match outcome {
@@ -455,8 +493,11 @@ async fn read_stream(
                 return;
             }
             Outcome::Refused(reason) => reason,
-            Outcome::Gone if session.is_some() => return,
             Outcome::Gone => {
+                if let Some(session) = session {
+                    let _ = events.send(StreamEvent::SessionGone(session)).await;
+                    return;
+                }
                 let _ = events.send(StreamEvent::Failed(ClientError::Ended)).await;
                 return;
             }
@@ -466,6 +507,7 @@ async fn read_stream(
             }
             Outcome::Stop => return,
         };
+        attempts += 1;
         failures += 1;
         if failures > shared.options.reconnect_attempts {
             let err = ClientError::Network(format!("the event stream keeps dropping: {reason}"));
@@ -488,6 +530,7 @@ async fn read_once(
     events: &mpsc::Sender<StreamEvent>,
     opened: &mut Option<oneshot::Sender<()>>,
     failures: &mut u32,
+    first: bool,
 ) -> Outcome {
     let Some(connection) = shared.connection.get() else {
         return Outcome::Fatal(ClientError::Protocol("no connection to read".into()));
@@ -503,8 +546,12 @@ async fn read_once(
     if let Some(version) = shared.version.get() {
         request = request.header(wire::PROTOCOL_VERSION, version);
     }
-    if let Some(id) = last_event_id.as_deref() {
-        request = request.header(wire::LAST_EVENT_ID, id);
+    // A reopened stream resumes after the last event seen, or from the first kept one when none
+    // was (what a dropped stream had sent may not have arrived).
+    match last_event_id.as_deref() {
+        Some(id) => request = request.header(wire::LAST_EVENT_ID, id),
+        None if !first => request = request.header(wire::LAST_EVENT_ID, "0"),
+        None => {}
     }
     let mut response = match request.send().await {
         Ok(response) => response,
@@ -514,6 +561,11 @@ async fn read_once(
     match response.status() {
         status if status.is_success() => {}
         StatusCode::NOT_FOUND => return Outcome::Gone,
+        // Another reader still holds it (the official server, before it notices the drop).
+        StatusCode::CONFLICT => return Outcome::Dropped("the stream is still held".into()),
+        // A session stream made again on the server, or one whose events were let go: that
+        // stream is over; for the connection's stream, so is the connection.
+        StatusCode::BAD_REQUEST | StatusCode::GONE if session.is_some() => return Outcome::Gone,
         status => {
             let reason = response.text().await.unwrap_or_default();
             return Outcome::Fatal(ClientError::Status {

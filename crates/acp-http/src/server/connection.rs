@@ -11,7 +11,7 @@
 //! Over WebSocket everything goes to the one stream the socket reads.
 
 use super::agent::AgentIo;
-use super::stream::{Stream, StreamLimits};
+use super::stream::{EventIds, Stream, StreamLimits};
 use crate::wire::{self, Kind, Peek};
 use acp_rpc::framing::{write_line, Frame, FrameReader};
 use bytes::Bytes;
@@ -69,10 +69,39 @@ struct SessionEntry {
     ended: bool,
 }
 
-/// Why a message could not be passed to the agent.
+/// Why `initialize` got no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the connection has ended")]
 pub(crate) struct Ended;
+
+/// Why a message could not be passed to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SendError {
+    /// The connection has ended.
+    #[error("the connection has ended")]
+    Ended,
+    /// As many requests as allowed wait for the agent's answer.
+    #[error("{0} requests already wait for the agent's answer")]
+    TooManyPending(usize),
+}
+
+/// Session ids longer than this are not remembered to route a response (real ones are short).
+const MAX_ROUTED_SESSION_ID: usize = 1024;
+
+/// Forgets a pending request whose message did not reach the agent's queue, unless disarmed.
+struct Forget<'a> {
+    pending: &'a Mutex<HashMap<String, Pending>>,
+    id: String,
+    armed: bool,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            lock(self.pending).remove(&self.id);
+        }
+    }
+}
 
 /// Why a session stream cannot be opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -83,6 +112,7 @@ pub(crate) struct TooManyPendingStreams;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConnectionLimits {
     pub stream: StreamLimits,
+    pub max_pending_requests: usize,
     pub max_message_size: usize,
     pub max_pending_session_streams: usize,
 }
@@ -92,6 +122,7 @@ pub(crate) struct Connection {
     pub(crate) id: String,
     pub(crate) profile: Profile,
     limits: ConnectionLimits,
+    ids: Arc<EventIds>,
     to_agent: mpsc::Sender<Bytes>,
     /// The connection stream (HTTP), or the socket's one stream (WebSocket).
     main: Arc<Stream>,
@@ -125,6 +156,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Messages waiting for the agent to read them; a full queue makes the POST wait.
 const TO_AGENT_QUEUE: usize = 64;
 
+/// How long an ending connection gives the agent to read what was already accepted.
+const DRAIN_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Connection {
     /// Starts the connection's writer and router over `io`.
     pub(crate) fn start(
@@ -134,12 +168,14 @@ impl Connection {
         limits: ConnectionLimits,
     ) -> Arc<Self> {
         let (to_agent, from_clients) = mpsc::channel(TO_AGENT_QUEUE);
+        let ids = Arc::new(EventIds::default());
         let connection = Arc::new(Self {
             id,
             profile,
             limits,
+            main: Stream::new(limits.stream, ids.clone()),
+            ids,
             to_agent,
-            main: Stream::new(limits.stream),
             sessions: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             initialize: Mutex::new(None),
@@ -164,21 +200,41 @@ impl Connection {
     }
 
     /// Passes one client message (one line) to the agent, waiting while its queue is full.
-    pub(crate) async fn send(&self, line: Bytes, peek: &Peek) -> Result<(), Ended> {
+    pub(crate) async fn send(&self, line: Bytes, peek: &Peek) -> Result<(), SendError> {
         self.touch();
+        // Remembered until the agent answers; forgotten if the message never reaches the queue
+        // (the POST went away while it waited, or the connection ended).
+        let mut remembered = None;
         if peek.kind == Kind::Request {
             if let Some(id) = &peek.id {
+                let mut pending = lock(&self.pending);
+                if pending.len() >= self.limits.max_pending_requests && !pending.contains_key(id) {
+                    return Err(SendError::TooManyPending(self.limits.max_pending_requests));
+                }
                 let route = Pending {
-                    session: peek.session_id.clone(),
+                    // A session id longer than any real one routes nothing (and holds nothing).
+                    session: peek
+                        .session_id
+                        .clone()
+                        .filter(|session| session.len() <= MAX_ROUTED_SESSION_ID),
                     effect: Effect::of(peek.method.as_deref()),
                 };
-                lock(&self.pending).insert(id.clone(), route);
+                pending.insert(id.clone(), route);
+                remembered = Some(Forget {
+                    pending: &self.pending,
+                    id: id.clone(),
+                    armed: true,
+                });
             }
         }
-        tokio::select! {
-            sent = self.to_agent.send(line) => sent.map_err(|_| Ended),
-            () = self.closed.cancelled() => Err(Ended),
+        let sent = tokio::select! {
+            sent = self.to_agent.send(line) => sent.map_err(|_| SendError::Ended),
+            () = self.closed.cancelled() => Err(SendError::Ended),
+        };
+        if let Some(remembered) = &mut remembered {
+            remembered.armed = sent.is_err();
         }
+        sent
     }
 
     /// Sends `initialize` and waits for its answer, which bypasses the streams.
@@ -217,7 +273,7 @@ impl Connection {
         if pending >= self.limits.max_pending_session_streams {
             return Err(TooManyPendingStreams);
         }
-        let stream = Stream::new(self.limits.stream);
+        let stream = Stream::new(self.limits.stream, self.ids.clone());
         sessions.insert(
             session.to_owned(),
             SessionEntry {
@@ -250,7 +306,7 @@ impl Connection {
         let entry = sessions
             .entry(session.to_owned())
             .or_insert_with(|| SessionEntry {
-                stream: Stream::new(self.limits.stream),
+                stream: Stream::new(self.limits.stream, self.ids.clone()),
                 confirmed: false,
                 ended: false,
             });
@@ -446,9 +502,19 @@ async fn write_to_agent(
         let Some(line) = line else { break };
         if write_line(&mut writer, &line).await.is_err() {
             closed.cancel();
-            break;
+            return;
         }
     }
+    // Messages accepted before the end (a `session/cancel` right before DELETE) still reach the
+    // agent, if it reads them soon.
+    let drain = async {
+        while let Ok(line) = from_clients.try_recv() {
+            if write_line(&mut writer, &line).await.is_err() {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_ON_CLOSE, drain).await;
     // The agent reads the end of its input.
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut writer).await;
 }

@@ -2,7 +2,7 @@
 //! ends a connection. Every refusal is an HTTP status with a one-line reason (and a JSON-RPC error
 //! body where the client sent a message).
 
-use super::connection::{Connection, Profile};
+use super::connection::{Connection, Profile, SendError};
 use super::registry::{OpenError, Registry};
 use super::stream::ResumeError;
 use crate::sse;
@@ -178,7 +178,12 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
         }
         // A message with a method whose body does not name the session the header names gets
         // it in its params (the header is the RFD's; the agent reads the body).
-        (Some(named), None) if peek.method.is_some() => {
+        (Some(named), None)
+            if peek
+                .method
+                .as_deref()
+                .is_some_and(|method| !method.starts_with("$/")) =>
+        {
             match wire::with_session_id(text, named).map(|text| (wire::peek(&text), text)) {
                 Some((Ok(peek), text)) => (text.into_bytes(), peek),
                 _ => {
@@ -193,7 +198,11 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
     };
     match connection.send(Bytes::from(line), &peek).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => refuse(StatusCode::NOT_FOUND, "the connection has ended"),
+        Err(err @ SendError::TooManyPending(_)) => {
+            let error = wire::error_response(peek.id.as_deref(), -32603, &err.to_string());
+            json(StatusCode::TOO_MANY_REQUESTS, error)
+        }
+        Err(SendError::Ended) => refuse(StatusCode::NOT_FOUND, "the connection has ended"),
     }
 }
 
@@ -202,6 +211,11 @@ async fn initialize(registry: &Arc<Registry>, line: Bytes, peek: &wire::Peek) ->
     let connection = match registry.open(Profile::Http) {
         Ok(connection) => connection,
         Err(err) => return open_error(&err),
+    };
+    // A client that goes away before the answer leaves no connection (and no agent) behind.
+    let mut unanswered = EndUnlessKept {
+        registry,
+        id: Some(connection.id.clone()),
     };
     let answer = tokio::time::timeout(
         registry.options.initialize_timeout,
@@ -230,6 +244,7 @@ async fn initialize(registry: &Arc<Registry>, line: Bytes, peek: &wire::Peek) ->
         .and_then(|text| wire::peek(text).ok());
     match settled {
         Some(settled) if !settled.is_error => {
+            unanswered.id = None;
             connection.set_protocol_version(settled.result_protocol_version);
             let mut response = json(StatusCode::OK, answer);
             response = with_header(response, wire::CONNECTION_ID, &connection.id);
@@ -242,6 +257,20 @@ async fn initialize(registry: &Arc<Registry>, line: Bytes, peek: &wire::Peek) ->
         _ => {
             registry.end(&connection.id);
             json(StatusCode::OK, answer)
+        }
+    }
+}
+
+/// Ends a connection when dropped, unless its id was taken out.
+struct EndUnlessKept<'a> {
+    registry: &'a Registry,
+    id: Option<String>,
+}
+
+impl Drop for EndUnlessKept<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.registry.end(&id);
         }
     }
 }
@@ -304,7 +333,12 @@ pub(crate) async fn sse(registry: Arc<Registry>, headers: HeaderMap) -> Response
     };
     let reading = Reading {
         reader: Some(reader),
-        keep_alive: tokio::time::interval(registry.options.keep_alive),
+        keep_alive: tokio::time::interval(
+            registry
+                .options
+                .keep_alive
+                .max(std::time::Duration::from_millis(10)),
+        ),
         _guard: connection.reading(),
         release: session
             .clone()

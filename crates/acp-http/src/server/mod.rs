@@ -138,11 +138,8 @@ fn wants_websocket(headers: &HeaderMap) -> bool {
 /// The origin check and the credential check.
 fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), http::Refusal> {
     if let Some(origin) = http::header(headers, header::ORIGIN.as_str()) {
-        let host = http::header(headers, header::HOST.as_str()).unwrap_or_default();
-        let own = [format!("http://{host}"), format!("https://{host}")];
-        let allowed = own.iter().any(|own| own.eq_ignore_ascii_case(origin))
-            || options.allowed_origins.iter().any(|o| o == origin);
-        if !allowed {
+        // Only listed origins: one equal to the `Host` proves nothing under DNS rebinding.
+        if !options.allowed_origins.iter().any(|o| o == origin) {
             return Err(http::Refusal::new(
                 StatusCode::FORBIDDEN,
                 format!("origin {origin} is not allowed"),

@@ -28,6 +28,9 @@ pub struct ServerOptions {
     /// Per stream, bytes of taken messages kept for a reader that reconnects with
     /// `Last-Event-ID`. Default 256 KiB.
     pub resume_window: usize,
+    /// Requests a connection may have waiting for the agent's answer; past it a POSTed request
+    /// gets `429 Too Many Requests`. Default 1,024.
+    pub max_pending_requests: usize,
     /// Session streams a client may open before the agent names their session (to see a
     /// `session/load` replay from its start). Default 16.
     pub max_pending_session_streams: usize,
@@ -35,10 +38,13 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// How long `initialize` may take before the client gets `504`. Default 30 s.
     pub initialize_timeout: Duration,
-    /// How often an idle SSE stream sends a keep-alive comment. Default 15 s.
+    /// How often an idle SSE stream sends a keep-alive comment (at least every 10 ms). Default
+    /// 15 s.
     pub keep_alive: Duration,
-    /// Origins allowed besides the server's own. A request whose `Origin` is neither is refused
-    /// with `403` (against DNS rebinding). Requests without `Origin` (not from a browser) pass.
+    /// The browser origins allowed. A request with an `Origin` not listed is refused with `403`
+    /// (a page's origin says nothing trustworthy about the server it reaches: DNS rebinding
+    /// gives a hostile page the server's own host name). Requests without `Origin` (not from a
+    /// browser) pass.
     pub allowed_origins: Vec<String>,
     /// Whether to answer CORS preflights and add CORS headers for `allowed_origins`. Off by
     /// default.
@@ -55,6 +61,7 @@ impl fmt::Debug for ServerOptions {
             .field("max_connections", &self.max_connections)
             .field("stream_buffer", &self.stream_buffer)
             .field("resume_window", &self.resume_window)
+            .field("max_pending_requests", &self.max_pending_requests)
             .field(
                 "max_pending_session_streams",
                 &self.max_pending_session_streams,
@@ -77,6 +84,7 @@ impl Default for ServerOptions {
             max_connections: 1024,
             stream_buffer: 1024 * 1024,
             resume_window: 256 * 1024,
+            max_pending_requests: 1024,
             max_pending_session_streams: 16,
             idle_timeout: Duration::from_secs(300),
             initialize_timeout: Duration::from_secs(30),
@@ -121,6 +129,13 @@ impl ServerOptions {
     #[must_use]
     pub fn resume_window(mut self, bytes: usize) -> Self {
         self.resume_window = bytes;
+        self
+    }
+
+    /// Sets [`ServerOptions::max_pending_requests`].
+    #[must_use]
+    pub fn max_pending_requests(mut self, requests: usize) -> Self {
+        self.max_pending_requests = requests;
         self
     }
 

@@ -6,7 +6,7 @@ use super::connection::{Connection, ConnectionLimits, Profile};
 use super::options::ServerOptions;
 use super::stream::StreamLimits;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -34,6 +34,8 @@ pub(crate) struct Registry {
     connections: Mutex<HashMap<String, Arc<Connection>>>,
     draining: AtomicBool,
     sweeping: AtomicBool,
+    /// Connections being opened (their agents starting), counted against the bound.
+    opening: AtomicUsize,
 }
 
 impl std::fmt::Debug for Registry {
@@ -52,6 +54,7 @@ impl Registry {
             connections: Mutex::new(HashMap::new()),
             draining: AtomicBool::new(false),
             sweeping: AtomicBool::new(false),
+            opening: AtomicUsize::new(0),
         })
     }
 
@@ -68,6 +71,7 @@ impl Registry {
                 window: self.options.resume_window,
             },
             max_message_size: self.options.max_message_size,
+            max_pending_requests: self.options.max_pending_requests,
             max_pending_session_streams: self.options.max_pending_session_streams,
         }
     }
@@ -77,14 +81,27 @@ impl Registry {
         if self.is_draining() {
             return Err(OpenError::Draining);
         }
+        // A slot is taken under the lock before the agent starts, so connections opened at the
+        // same moment cannot pass the bound together.
         let max = self.options.max_connections;
-        if self.lock().len() >= max {
-            return Err(OpenError::Full(max));
+        {
+            let connections = self.lock();
+            if connections.len() + self.opening.load(Ordering::Relaxed) >= max {
+                return Err(OpenError::Full(max));
+            }
+            self.opening.fetch_add(1, Ordering::Relaxed);
         }
-        let id = new_id()?;
-        let io = self.factory.start().map_err(OpenError::Agent)?;
-        let connection = Connection::start(id.clone(), profile, io, self.limits());
-        self.lock().insert(id, connection.clone());
+        let started = new_id().and_then(|id| {
+            let io = self.factory.start().map_err(OpenError::Agent)?;
+            Ok(Connection::start(id, profile, io, self.limits()))
+        });
+        let connection = {
+            let mut connections = self.lock();
+            self.opening.fetch_sub(1, Ordering::Relaxed);
+            let connection = started?;
+            connections.insert(connection.id.clone(), connection.clone());
+            connection
+        };
         // Forget it when it ends, whoever ends it.
         tokio::spawn({
             let (registry, connection) = (Arc::downgrade(self), connection.clone());

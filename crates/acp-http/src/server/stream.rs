@@ -8,6 +8,7 @@
 
 use bytes::Bytes;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
@@ -23,22 +24,38 @@ pub(crate) struct StreamLimits {
 /// Why a reader cannot resume where it asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ResumeError {
-    /// The events after the one it names are no longer kept.
+    /// Events after the one it names were let go from this stream.
     #[error("events after {0} are no longer kept")]
     Gone(u64),
-    /// It names an event this stream never sent.
-    #[error("event {0} was never sent on this stream")]
+    /// It names an event the connection never sent.
+    #[error("event {0} was never sent on this connection")]
     Unknown(u64),
+}
+
+/// Event ids, shared by every stream of a connection: ids grow across streams, so a stream made
+/// again for the same session (after its reader left) never reuses one, and a `Last-Event-ID`
+/// from its earlier life means "everything after this" in the new one too.
+#[derive(Debug, Default)]
+pub(crate) struct EventIds(AtomicU64);
+
+impl EventIds {
+    fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn last(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 #[derive(Debug, Default)]
 struct State {
-    /// Kept events, ids ascending and contiguous.
+    /// Kept events, ids ascending.
     events: VecDeque<(u64, Bytes)>,
-    /// The id of the next event.
-    next_id: u64,
-    /// The highest id a reader has taken (0: none).
+    /// The highest id a reader has taken, or a resuming reader said it had (0: none).
     taken: u64,
+    /// The highest id let go from the window (0: none).
+    trimmed: u64,
     undelivered_bytes: usize,
     retained_bytes: usize,
     /// Bumped by each new reader; an older reader ends.
@@ -48,10 +65,41 @@ struct State {
     closed: bool,
 }
 
+impl State {
+    /// Counts every kept event up to `id` as taken.
+    fn take_through(&mut self, id: u64, window: usize) {
+        if id <= self.taken {
+            return;
+        }
+        let from = self.events.partition_point(|(kept, _)| *kept <= self.taken);
+        let to = self.events.partition_point(|(kept, _)| *kept <= id);
+        let bytes: usize = self.events.range(from..to).map(|(_, m)| m.len()).sum();
+        self.undelivered_bytes -= bytes;
+        self.retained_bytes += bytes;
+        self.taken = id;
+        self.trim(window);
+    }
+
+    /// Lets taken events go, oldest first, until the kept ones fit the window.
+    fn trim(&mut self, window: usize) {
+        while self.retained_bytes > window {
+            match self.events.front() {
+                Some((id, message)) if *id <= self.taken => {
+                    self.retained_bytes -= message.len();
+                    self.trimmed = *id;
+                    self.events.pop_front();
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
 /// A stream shared by the router (which pushes) and at most one reader.
 #[derive(Debug)]
 pub(crate) struct Stream {
     state: Mutex<State>,
+    ids: Arc<EventIds>,
     /// Wakes the reader: an event, a new reader, the end.
     readable: Notify,
     /// Wakes the router: room freed, or the end.
@@ -60,13 +108,11 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// An empty stream whose first event will be 1.
-    pub(crate) fn new(limits: StreamLimits) -> Arc<Self> {
+    /// An empty stream numbering its events from `ids`.
+    pub(crate) fn new(limits: StreamLimits, ids: Arc<EventIds>) -> Arc<Self> {
         Arc::new(Self {
-            state: Mutex::new(State {
-                next_id: 1,
-                ..State::default()
-            }),
+            state: Mutex::new(State::default()),
+            ids,
             readable: Notify::new(),
             writable: Notify::new(),
             limits,
@@ -96,8 +142,8 @@ impl Stream {
                 if state.undelivered_bytes == 0
                     || state.undelivered_bytes + message.len() <= self.limits.buffer
                 {
-                    let id = state.next_id;
-                    state.next_id += 1;
+                    // Numbered under the lock: ids ascend within the stream.
+                    let id = self.ids.next();
                     state.undelivered_bytes += message.len();
                     state.events.push_back((id, message));
                     drop(state);
@@ -128,21 +174,21 @@ impl Stream {
     }
 
     /// Attaches a reader, which replaces any earlier one. Without `last_event_id` it starts at the
-    /// first event no reader has taken; with it, right after that event.
+    /// first event no reader has taken; with it, at the first kept event after that one (what
+    /// the reader says it has counts as taken).
     pub(crate) fn attach(
         self: &Arc<Self>,
         last_event_id: Option<u64>,
     ) -> Result<Reader, ResumeError> {
         let mut state = self.lock();
-        let cursor = match last_event_id {
-            None => state.taken + 1,
-            Some(last) if last >= state.next_id => return Err(ResumeError::Unknown(last)),
+        let after = match last_event_id {
+            None => state.taken,
+            Some(last) if last > self.ids.last() => return Err(ResumeError::Unknown(last)),
+            Some(last) if last < state.trimmed => return Err(ResumeError::Gone(last)),
             Some(last) => {
-                let first_kept = state.events.front().map_or(state.next_id, |(id, _)| *id);
-                if last + 1 < first_kept {
-                    return Err(ResumeError::Gone(last));
-                }
-                last + 1
+                let through = state.events.back().map_or(0, |(id, _)| *id).min(last);
+                state.take_through(through, self.limits.window);
+                last
             }
         };
         state.reader += 1;
@@ -150,10 +196,11 @@ impl Stream {
         let generation = state.reader;
         drop(state);
         self.readable.notify_waiters();
+        self.writable.notify_waiters();
         Ok(Reader {
             stream: self.clone(),
             generation,
-            cursor,
+            after,
         })
     }
 }
@@ -163,7 +210,8 @@ impl Stream {
 pub(crate) struct Reader {
     stream: Arc<Stream>,
     generation: u64,
-    cursor: u64,
+    /// The id of the last event this reader gave out (or resumed after).
+    after: u64,
 }
 
 impl Reader {
@@ -179,21 +227,17 @@ impl Reader {
                 if state.reader != self.generation {
                     return None;
                 }
-                let first = state.events.front().map_or(state.next_id, |(id, _)| *id);
-                let index = self.cursor.saturating_sub(first);
-                let found = usize::try_from(index)
-                    .ok()
-                    .and_then(|index| state.events.get(index))
+                let index = state.events.partition_point(|(id, _)| *id <= self.after);
+                let found = state
+                    .events
+                    .get(index)
                     .map(|(id, message)| (*id, message.clone()));
                 if let Some((id, message)) = found {
-                    self.cursor = id + 1;
+                    self.after = id;
                     if id > state.taken {
-                        state.taken = id;
-                        state.undelivered_bytes -= message.len();
-                        state.retained_bytes += message.len();
-                        trim(&mut state, self.stream.limits.window);
+                        state.take_through(id, stream.limits.window);
                         drop(state);
-                        self.stream.writable.notify_waiters();
+                        stream.writable.notify_waiters();
                     }
                     return Some((id, message));
                 }
@@ -215,19 +259,6 @@ impl Drop for Reader {
     }
 }
 
-/// Lets taken events go, oldest first, until the kept ones fit the window.
-fn trim(state: &mut State, window: usize) {
-    while state.retained_bytes > window {
-        match state.events.front() {
-            Some((id, message)) if *id <= state.taken => {
-                state.retained_bytes -= message.len();
-                state.events.pop_front();
-            }
-            _ => break,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,7 +270,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_takes_events_in_order_and_a_new_one_resumes() {
-        let stream = Stream::new(limits(1 << 20, 1 << 20));
+        let stream = Stream::new(limits(1 << 20, 1 << 20), Arc::default());
         for text in ["a", "b", "c"] {
             assert!(stream.push(Bytes::from(text)).await);
         }
@@ -260,7 +291,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_window_bounds_what_is_kept_and_old_ids_are_gone() {
-        let stream = Stream::new(limits(1 << 20, 2));
+        let stream = Stream::new(limits(1 << 20, 2), Arc::default());
         for text in ["a", "b", "c", "d"] {
             stream.push(Bytes::from(text)).await;
         }
@@ -274,8 +305,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_resume_past_what_was_taken_counts_it_taken() {
+        // Review finding: a reader resuming after events no reader took left their bytes
+        // counted as undelivered forever (and the window's count underflowed later).
+        let stream = Stream::new(limits(1 << 20, 0), Arc::default());
+        for text in ["a", "b", "c"] {
+            stream.push(Bytes::from(text)).await;
+        }
+        let mut reader = stream.attach(Some(2)).expect("resumes");
+        assert_eq!(
+            stream.held_bytes(),
+            1,
+            "a and b are taken, and let go (window 0)"
+        );
+        assert_eq!(reader.next().await, Some((3, Bytes::from("c"))));
+        assert_eq!(stream.held_bytes(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_stream_made_again_goes_on_from_an_id_of_its_earlier_life() {
+        let ids: Arc<EventIds> = Arc::default();
+        let earlier = Stream::new(limits(1 << 20, 1 << 20), ids.clone());
+        earlier.push(Bytes::from("a")).await;
+        earlier.push(Bytes::from("b")).await;
+        let mut reader = earlier.attach(None).expect("attaches");
+        assert_eq!(reader.next().await, Some((1, Bytes::from("a"))));
+        // The reader left after 1; the session's stream was made again and got one event.
+        let again = Stream::new(limits(1 << 20, 1 << 20), ids);
+        again.push(Bytes::from("c")).await;
+        let mut resumed = again.attach(Some(1)).expect("resumes");
+        assert_eq!(
+            resumed.next().await,
+            Some((3, Bytes::from("c"))),
+            "nothing skipped"
+        );
+    }
+
+    #[tokio::test]
     async fn a_full_buffer_makes_the_writer_wait_until_a_reader_takes() {
-        let stream = Stream::new(limits(2, 0));
+        let stream = Stream::new(limits(2, 0), Arc::default());
         stream.push(Bytes::from("ab")).await;
         let blocked = tokio::spawn({
             let stream = stream.clone();
@@ -292,7 +360,7 @@ mod tests {
 
     #[tokio::test]
     async fn closing_ends_the_reader_after_what_is_left_and_fails_pushes() {
-        let stream = Stream::new(limits(1 << 20, 0));
+        let stream = Stream::new(limits(1 << 20, 0), Arc::default());
         stream.push(Bytes::from("last")).await;
         let mut reader = stream.attach(None).expect("attaches");
         stream.close();
