@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 fn http() -> reqwest::Client {
-    reqwest::Client::new()
+    common::raw_http()
 }
 
 async fn initialize(url: &str) -> (String, Value) {

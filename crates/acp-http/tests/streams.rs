@@ -49,7 +49,7 @@ fn seq(message: &Value) -> Option<u64> {
 #[tokio::test]
 async fn a_stream_reopened_with_last_event_id_misses_and_repeats_nothing() {
     let (_server, url) = common::start(ServerOptions::default()).await;
-    let http = reqwest::Client::new();
+    let http = common::raw_http();
     let post = |connection: Option<String>, body: Value| {
         let mut request = http
             .post(&url)
@@ -186,7 +186,7 @@ async fn a_reader_that_does_not_read_holds_the_agent_back_not_memory() {
         .stream_buffer(64 * 1024)
         .resume_window(16 * 1024);
     let (server, url) = common::start(options).await;
-    let http = reqwest::Client::new();
+    let http = common::raw_http();
     let init = http
         .post(&url)
         .header("content-type", "application/json")

@@ -71,7 +71,18 @@ pub(super) fn start(
         .cookie_store(true)
         .connect_timeout(options.connect_timeout)
         .default_headers(options.headers.clone());
-    if options.http2 {
+    // With TLS built in, every client gets our configuration: reqwest would otherwise build a
+    // default one, for `http://` too, and find no process-wide crypto provider.
+    #[cfg(feature = "tls")]
+    {
+        let alpn: &[&[u8]] = if options.http2 {
+            &[b"h2", b"http/1.1"]
+        } else {
+            &[b"http/1.1"]
+        };
+        builder = builder.use_preconfigured_tls(super::tls::config(&options, alpn)?);
+    }
+    if options.http2 && url.scheme() == "http" {
         builder = builder.http2_prior_knowledge();
     }
     let http = builder

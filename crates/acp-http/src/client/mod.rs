@@ -2,7 +2,8 @@
 //! newline-delimited JSON-RPC, exactly what a local agent's stdout and stdin are, so the SDK's
 //! client and everything on it works unchanged.
 //!
-//! `http://` selects Streamable HTTP, `ws://` the WebSocket profile.
+//! `http://` selects Streamable HTTP, `ws://` the WebSocket profile; `https://` and `wss://` the
+//! same over TLS (feature `tls`).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,6 +22,8 @@
 //! ```
 
 mod http;
+#[cfg(feature = "tls")]
+mod tls;
 mod ws;
 
 use ::http::{HeaderMap, HeaderName, HeaderValue};
@@ -46,8 +49,13 @@ pub struct ClientOptions {
     /// How long establishing a TCP connection may take. Default 10 s.
     pub connect_timeout: Duration,
     /// Speak HTTP/2 without negotiation (`h2c` prior knowledge), as the RFD asks of Streamable
-    /// HTTP. Off by default: HTTP/1.1 works with every server, HTTP/2 with ours.
+    /// HTTP. Off by default: HTTP/1.1 works with every server, HTTP/2 with ours. Over
+    /// `https://` it offers `h2` by ALPN instead.
     pub http2: bool,
+    /// Certificates (DER) trusted for `https://` and `wss://` besides the webpki roots: a private
+    /// CA, or a server's self-signed certificate.
+    #[cfg(feature = "tls")]
+    pub root_certificates: Vec<Vec<u8>>,
 }
 
 impl Default for ClientOptions {
@@ -60,6 +68,8 @@ impl Default for ClientOptions {
             reconnect_delay: Duration::from_millis(50),
             connect_timeout: Duration::from_secs(10),
             http2: false,
+            #[cfg(feature = "tls")]
+            root_certificates: Vec::new(),
         }
     }
 }
@@ -90,6 +100,14 @@ impl ClientOptions {
     #[must_use]
     pub fn http2(mut self, on: bool) -> Self {
         self.http2 = on;
+        self
+    }
+
+    /// Trusts `der` (a certificate in DER) for `https://` and `wss://`.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates.push(der.into());
         self
     }
 
@@ -127,6 +145,9 @@ pub enum ClientError {
     /// The network failed.
     #[error("network: {0}")]
     Network(String),
+    /// TLS could not be set up (a root certificate that does not parse).
+    #[error("TLS: {0}")]
+    Tls(String),
     /// A stream or socket carried something that is not the transport's.
     #[error("protocol: {0}")]
     Protocol(String),
@@ -171,12 +192,15 @@ pub async fn connect(url: &str, options: ClientOptions) -> Result<RemoteAgent, C
     let transport = match parsed.scheme() {
         "http" => http::start(parsed, options, ours)?,
         "ws" => ws::start(parsed, options, ours).await?,
+        #[cfg(feature = "tls")]
+        "https" => http::start(parsed, options, ours)?,
+        #[cfg(feature = "tls")]
+        "wss" => ws::start(parsed, options, ours).await?,
+        #[cfg(not(feature = "tls"))]
         "https" | "wss" => {
             return Err(ClientError::Url {
                 url: url.into(),
-                reason: "TLS is not built into this client: reach the agent through a local TLS \
-                         terminator (stunnel, a reverse proxy) or an SSH tunnel"
-                    .into(),
+                reason: "this build has no TLS: build acp-http with its `tls` feature".into(),
             })
         }
         other => {

@@ -35,6 +35,17 @@ pub(super) async fn start(
         .write_buffer_size(0)
         .max_message_size(Some(options.max_message_size))
         .max_frame_size(Some(options.max_message_size));
+    #[cfg(feature = "tls")]
+    let handshake = {
+        let connector = match url.scheme() {
+            "wss" => Some(tokio_tungstenite::Connector::Rustls(std::sync::Arc::new(
+                super::tls::config(&options, &[])?,
+            ))),
+            _ => None,
+        };
+        tokio_tungstenite::connect_async_tls_with_config(request, Some(config), true, connector)
+    };
+    #[cfg(not(feature = "tls"))]
     let handshake = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
     let (socket, _response) = tokio::time::timeout(options.connect_timeout, handshake)
         .await

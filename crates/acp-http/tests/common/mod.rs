@@ -248,3 +248,10 @@ impl Peer {
             .to_owned()
     }
 }
+
+/// A plain reqwest client for raw requests. With the `tls` feature unified into the build,
+/// reqwest's rustls has no process-wide provider: install *ring* as that default first.
+pub fn raw_http() -> reqwest::Client {
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
