@@ -272,7 +272,7 @@ async fn the_connection_limit_answers_503_and_frees_with_delete() {
 #[tokio::test]
 async fn a_refused_initialize_opens_no_connection() {
     let options = ServerOptions::default();
-    let server = acp_http::server::HttpServer::new(
+    let (server, url) = common::start_with(
         || {
             Ok(acp_http::server::AgentIo::in_memory(
                 1024,
@@ -290,15 +290,8 @@ async fn a_refused_initialize_opens_no_connection() {
             ))
         },
         options,
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/acp", listener.local_addr().expect("addr"));
-    tokio::spawn({
-        let server = server.clone();
-        async move { server.serve(listener).await }
-    });
+    )
+    .await;
     let response = http()
         .post(&url)
         .header("content-type", "application/json")
@@ -343,7 +336,7 @@ async fn requests_past_the_pending_bound_get_429() {
 #[tokio::test]
 async fn an_initialize_whose_client_went_away_leaves_no_connection() {
     // An agent that never answers.
-    let server = acp_http::server::HttpServer::new(
+    let (server, url) = common::start_with(
         || {
             Ok(acp_http::server::AgentIo::in_memory(
                 1024,
@@ -356,15 +349,8 @@ async fn an_initialize_whose_client_went_away_leaves_no_connection() {
             ))
         },
         ServerOptions::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/acp", listener.local_addr().expect("addr"));
-    tokio::spawn({
-        let server = server.clone();
-        async move { server.serve(listener).await }
-    });
+    )
+    .await;
     let gave_up = http()
         .post(&url)
         .header("content-type", "application/json")

@@ -136,11 +136,7 @@ async fn a_stream_reopened_with_last_event_id_misses_and_repeats_nothing() {
 #[tokio::test]
 async fn a_client_whose_connections_are_cut_mid_turn_loses_nothing() {
     let (_server, url) = common::start(ServerOptions::default()).await;
-    let target: std::net::SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/acp")
-        .parse()
-        .expect("an address");
+    let target = common::address_of(&url);
     let proxy = Proxy::start(target).await;
     let mut peer = Peer::connect(
         &format!("http://{}/acp", proxy.addr),

@@ -47,11 +47,7 @@ async fn terminator(backend: std::net::SocketAddr) -> (u16, Vec<u8>) {
 #[tokio::test]
 async fn a_session_over_https_and_wss() {
     let (_server, url) = common::start(ServerOptions::default()).await;
-    let backend = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/acp")
-        .parse()
-        .expect("an address");
+    let backend = common::address_of(&url);
     let (port, cert) = terminator(backend).await;
     for scheme in ["https", "wss"] {
         let url = format!("{scheme}://localhost:{port}/acp");
@@ -69,11 +65,7 @@ async fn a_session_over_https_and_wss() {
 #[tokio::test]
 async fn an_untrusted_certificate_is_refused() {
     let (_server, url) = common::start(ServerOptions::default()).await;
-    let backend = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/acp")
-        .parse()
-        .expect("an address");
+    let backend = common::address_of(&url);
     let (port, _cert) = terminator(backend).await;
     let refused = acp_http::client::connect(
         &format!("wss://localhost:{port}/acp"),

@@ -136,7 +136,15 @@ async fn send(
 
 /// A server of the scripted agent on a loopback port, and its endpoint.
 pub async fn start(options: ServerOptions) -> (HttpServer, String) {
-    let server = HttpServer::new(scripted_agent, options);
+    start_with(scripted_agent, options).await
+}
+
+/// A server of `agent` on a loopback port, and its endpoint.
+pub async fn start_with(
+    agent: impl acp_http::server::AgentFactory,
+    options: ServerOptions,
+) -> (HttpServer, String) {
+    let server = HttpServer::new(agent, options);
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
     let addr = listener.local_addr().expect("an address");
     tokio::spawn({
@@ -144,6 +152,14 @@ pub async fn start(options: ServerOptions) -> (HttpServer, String) {
         async move { server.serve(listener).await }
     });
     (server, format!("http://{addr}/acp"))
+}
+
+/// The address of a server's endpoint URL.
+pub fn address_of(url: &str) -> std::net::SocketAddr {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/acp")
+        .parse()
+        .expect("an address")
 }
 
 /// A loopback TCP proxy whose connections can all be cut at once.
