@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use acp_http::server::{AgentFactory, HttpServer, ServerOptions};
-use acp_rpc::{Connection, ConnectionOptions, RequestOptions, RpcError};
+use acp_rpc::RpcError;
 use acp_sdk::agent::{AgentInfo, SessionSetup, StopReason, Turn};
 use acp_sdk::{Agent, ContentBlock, Server};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -121,23 +121,8 @@ fn run_clients(spec: &str) {
     rt.block_on(async {
         let mut clients = Vec::new();
         for _ in 0..count {
-            let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
-                .await
-                .expect("connects");
-            let (client, _task) = Connection::spawn(
-                remote.reader,
-                remote.writer,
-                roundtrip::Echo,
-                ConnectionOptions::default(),
-            );
-            let params = serde_json::value::to_raw_value(
-                &serde_json::json!({"protocolVersion": 1, "clientCapabilities": {}}),
-            )
-            .expect("params");
-            client
-                .request_raw("initialize", Some(params), RequestOptions::default())
-                .await
-                .expect("initialize");
+            let client =
+                roundtrip::remote_client(url, acp_http::client::ClientOptions::default()).await;
             clients.push(client);
         }
         // The connection streams open right after initialize; give them a moment.

@@ -10,7 +10,7 @@ mod roundtrip;
 
 use acp_http::client::ClientOptions;
 use acp_http::server::{HttpServer, ServerOptions};
-use acp_rpc::{Connection, ConnectionOptions, RequestOptions};
+use acp_rpc::{Connection, ConnectionOptions};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 /// The echo agent and a client over two kernel pipes, the shape of a subprocess's stdio.
@@ -30,28 +30,6 @@ fn os_pipes_client() -> Connection {
         roundtrip::Echo,
         ConnectionOptions::default(),
     );
-    client
-}
-
-/// A client connected to `url`, past `initialize`.
-async fn remote_client(url: &str, options: ClientOptions) -> Connection {
-    let remote = acp_http::client::connect(url, options)
-        .await
-        .expect("connects");
-    let (client, _task) = Connection::spawn(
-        remote.reader,
-        remote.writer,
-        roundtrip::Echo,
-        ConnectionOptions::default(),
-    );
-    client
-        .request_raw(
-            "initialize",
-            Some(roundtrip::echo_params()),
-            RequestOptions::default(),
-        )
-        .await
-        .expect("initialize");
     client
 }
 
@@ -79,19 +57,22 @@ fn roundtrips(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| roundtrip::acp_rs_raw(&stdio, &params))
     });
-    let ws = rt.block_on(remote_client(
+    let ws = rt.block_on(roundtrip::remote_client(
         &url.replace("http://", "ws://"),
         ClientOptions::default(),
     ));
     group.bench_function("websocket", |b| {
         b.to_async(&rt).iter(|| roundtrip::acp_rs_raw(&ws, &params))
     });
-    let http = rt.block_on(remote_client(&url, ClientOptions::default()));
+    let http = rt.block_on(roundtrip::remote_client(&url, ClientOptions::default()));
     group.bench_function("streamable http (HTTP/1.1)", |b| {
         b.to_async(&rt)
             .iter(|| roundtrip::acp_rs_raw(&http, &params))
     });
-    let h2 = rt.block_on(remote_client(&url, ClientOptions::default().http2(true)));
+    let h2 = rt.block_on(roundtrip::remote_client(
+        &url,
+        ClientOptions::default().http2(true),
+    ));
     group.bench_function("streamable http (h2c)", |b| {
         b.to_async(&rt).iter(|| roundtrip::acp_rs_raw(&h2, &params))
     });

@@ -12,27 +12,6 @@ fn http() -> reqwest::Client {
     common::raw_http()
 }
 
-async fn initialize(url: &str) -> (String, Value) {
-    let response = http()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#)
-        .send()
-        .await
-        .expect("answers");
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()[wire::PROTOCOL_VERSION], "1");
-    let id = response.headers()[wire::CONNECTION_ID]
-        .to_str()
-        .expect("text")
-        .to_owned();
-    assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
-    (
-        id,
-        serde_json::from_str(&response.text().await.expect("text")).expect("JSON"),
-    )
-}
-
 async fn post(url: &str, connection: Option<&str>, body: &str) -> (StatusCode, String) {
     let mut request = http()
         .post(url)
@@ -48,7 +27,7 @@ async fn post(url: &str, connection: Option<&str>, body: &str) -> (StatusCode, S
 #[tokio::test]
 async fn initialize_answers_in_the_body_and_everything_else_is_accepted() {
     let (_server, url) = common::start(ServerOptions::default()).await;
-    let (connection, answer) = initialize(&url).await;
+    let (connection, answer) = common::raw_initialize(&url).await;
     assert_eq!(answer["result"]["agentInfo"]["name"], "scripted");
     let (status, body) = post(
         &url,
@@ -62,7 +41,7 @@ async fn initialize_answers_in_the_body_and_everything_else_is_accepted() {
 #[tokio::test]
 async fn bad_requests_get_their_status() {
     let (_server, url) = common::start(ServerOptions::default().max_message_size(1024)).await;
-    let (connection, _) = initialize(&url).await;
+    let (connection, _) = common::raw_initialize(&url).await;
     let c = Some(connection.as_str());
 
     // Media types.
@@ -156,7 +135,7 @@ async fn deleted_and_idle_connections_are_gone() {
     let (server, url) = common::start(options).await;
     let note = r#"{"jsonrpc":"2.0","method":"x","params":{}}"#;
 
-    let (deleted, _) = initialize(&url).await;
+    let (deleted, _) = common::raw_initialize(&url).await;
     let response = http()
         .delete(&url)
         .header(wire::CONNECTION_ID, &deleted)
@@ -169,7 +148,7 @@ async fn deleted_and_idle_connections_are_gone() {
         StatusCode::NOT_FOUND
     );
 
-    let (idle, _) = initialize(&url).await;
+    let (idle, _) = common::raw_initialize(&url).await;
     assert_eq!(post(&url, Some(&idle), note).await.0, StatusCode::ACCEPTED);
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(post(&url, Some(&idle), note).await.0, StatusCode::NOT_FOUND);
@@ -251,8 +230,8 @@ async fn origins_and_credentials_are_checked() {
 #[tokio::test]
 async fn the_connection_limit_answers_503_and_frees_with_delete() {
     let (_server, url) = common::start(ServerOptions::default().max_connections(2)).await;
-    let (first, _) = initialize(&url).await;
-    let _second = initialize(&url).await;
+    let (first, _) = common::raw_initialize(&url).await;
+    let _second = common::raw_initialize(&url).await;
     let (status, _) = post(
         &url,
         None,
@@ -266,7 +245,7 @@ async fn the_connection_limit_answers_503_and_frees_with_delete() {
         .send()
         .await
         .expect("answers");
-    initialize(&url).await;
+    common::raw_initialize(&url).await;
 }
 
 #[tokio::test]
@@ -310,7 +289,7 @@ async fn a_refused_initialize_opens_no_connection() {
 #[tokio::test]
 async fn requests_past_the_pending_bound_get_429() {
     let (_server, url) = common::start(ServerOptions::default().max_pending_requests(2)).await;
-    let (connection, _) = initialize(&url).await;
+    let (connection, _) = common::raw_initialize(&url).await;
     let slow = |id: u64| {
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"slow","params":{{"delayMs":2000}}}}"#)
     };

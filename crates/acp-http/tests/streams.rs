@@ -50,26 +50,14 @@ fn seq(message: &Value) -> Option<u64> {
 async fn a_stream_reopened_with_last_event_id_misses_and_repeats_nothing() {
     let (_server, url) = common::start(ServerOptions::default()).await;
     let http = common::raw_http();
-    let post = |connection: Option<String>, body: Value| {
-        let mut request = http
-            .post(&url)
+    let (connection, _) = common::raw_initialize(&url).await;
+    let post = |body: Value| {
+        http.post(&url)
             .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(connection) = connection {
-            request = request.header(wire::CONNECTION_ID, connection);
-        }
-        request.send()
+            .header(wire::CONNECTION_ID, &connection)
+            .body(body.to_string())
+            .send()
     };
-    let init = post(
-        None,
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}),
-    )
-    .await
-    .expect("answers");
-    let connection = init.headers()[wire::CONNECTION_ID]
-        .to_str()
-        .expect("text")
-        .to_owned();
     let open = |session: Option<&str>, last: Option<u64>| {
         let mut request = http
             .get(&url)
@@ -84,12 +72,9 @@ async fn a_stream_reopened_with_last_event_id_misses_and_repeats_nothing() {
         request.send()
     };
     let mut main = open(None, None).await.expect("opens");
-    post(
-        Some(connection.clone()),
-        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}),
-    )
-    .await
-    .expect("answers");
+    post(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}))
+        .await
+        .expect("answers");
     let new = read_events(&mut main, 1).await;
     let session = new[0].1["result"]["sessionId"]
         .as_str()
@@ -98,9 +83,7 @@ async fn a_stream_reopened_with_last_event_id_misses_and_repeats_nothing() {
 
     let mut stream = open(Some(&session), None).await.expect("opens");
     assert_eq!(stream.headers()[wire::SESSION_ID], session.as_str());
-    post(
-        Some(connection.clone()),
-        json!({"jsonrpc":"2.0","id":2,"method":"emit","params":{"sessionId":session,"count":100,"size":10}}),
+    post(json!({"jsonrpc":"2.0","id":2,"method":"emit","params":{"sessionId":session,"count":100,"size":10}}),
     )
     .await
     .expect("answers");
@@ -183,17 +166,7 @@ async fn a_reader_that_does_not_read_holds_the_agent_back_not_memory() {
         .resume_window(16 * 1024);
     let (server, url) = common::start(options).await;
     let http = common::raw_http();
-    let init = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
-        .send()
-        .await
-        .expect("answers");
-    let connection = init.headers()[wire::CONNECTION_ID]
-        .to_str()
-        .expect("text")
-        .to_owned();
+    let (connection, _) = common::raw_initialize(&url).await;
     let post = |body: Value| {
         http.post(&url)
             .header("content-type", "application/json")

@@ -176,3 +176,31 @@ pub fn echo_agent_io() -> std::io::Result<acp_http::server::AgentIo> {
         },
     ))
 }
+
+/// A client connected to `url`, past a v1 `initialize` (valid for an SDK agent too; the echo
+/// agent gives it back).
+pub async fn remote_client(url: &str, options: acp_http::client::ClientOptions) -> Connection {
+    let remote = acp_http::client::connect(url, options)
+        .await
+        .expect("connects");
+    let (client, _task) = Connection::spawn(
+        remote.reader,
+        remote.writer,
+        Echo,
+        ConnectionOptions::default(),
+    );
+    client
+        .request_raw(
+            "initialize",
+            Some(
+                serde_json::value::to_raw_value(
+                    &serde_json::json!({"protocolVersion": 1, "clientCapabilities": {}}),
+                )
+                .expect("params"),
+            ),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("initialize");
+    client
+}

@@ -18,7 +18,7 @@ use crate::wire::{self, Kind};
 use acp_rpc::framing::{write_line, Frame, FrameReader};
 use bytes::Bytes;
 use reqwest::{StatusCode, Url};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::io::{BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -162,32 +162,21 @@ async fn connect(
         };
         let peek = std::str::from_utf8(&line)
             .ok()
-            .and_then(|t| wire::peek(t).ok());
-        let Some(peek) = peek.filter(|p| p.method.as_deref() == Some("initialize")) else {
+            .and_then(|t| wire::peek(t).ok())
+            .unwrap_or_else(wire::Peek::opaque);
+        if peek.method.as_deref() != Some("initialize") {
             // Nothing can reach the agent before the connection exists.
-            if let Some(id) = std::str::from_utf8(&line)
-                .ok()
-                .and_then(|t| wire::peek(t).ok())
-                .filter(|p| p.kind == Kind::Request)
-                .and_then(|p| p.id)
-            {
+            if let Some(id) = peek.id.as_deref().filter(|_| peek.kind == Kind::Request) {
                 let error = wire::error_response(
-                    Some(&id),
+                    Some(id),
                     INVALID_REQUEST,
                     "the first message over HTTP must be initialize",
                 );
                 let _ = to_sdk.send(Bytes::from(error)).await;
             }
             continue;
-        };
-        let response = shared
-            .http
-            .post(shared.url.clone())
-            .header(reqwest::header::CONTENT_TYPE, wire::JSON)
-            .header(reqwest::header::ACCEPT, wire::JSON)
-            .body(line)
-            .send()
-            .await;
+        }
+        let response = post_request(shared).body(line).send().await;
         let response = match response {
             Ok(response) => response,
             Err(err) => {
@@ -196,18 +185,14 @@ async fn connect(
                 return Err(err);
             }
         };
-        let status = response.status();
-        let connection = header(response.headers(), wire::CONNECTION_ID);
-        let version = header(response.headers(), wire::PROTOCOL_VERSION);
-        let body = response.bytes().await.unwrap_or_default();
-        if !status.is_success() {
-            let err = ClientError::Status {
-                status: status.as_u16(),
-                reason: String::from_utf8_lossy(&body).trim().to_owned(),
-            };
+        if !response.status().is_success() {
+            let err = status_error(response).await;
             answer_error(to_sdk, peek.id.as_deref(), &err).await;
             return Err(err);
         }
+        let connection = header(response.headers(), wire::CONNECTION_ID);
+        let version = header(response.headers(), wire::PROTOCOL_VERSION);
+        let body = response.bytes().await.unwrap_or_default();
         let answer = Bytes::from(wire::one_line(&body).into_owned());
         let connected = match connection {
             Some(connection) => {
@@ -286,7 +271,7 @@ async fn carry_until_end(
 ) -> Result<(), ClientError> {
     let mut opened: HashSet<String> = HashSet::new();
     // Requests whose result may name a session to open a stream for, by id.
-    let mut openers: HashMap<String, ()> = HashMap::new();
+    let mut openers: HashSet<String> = HashSet::new();
     let mut permit = None;
     loop {
         tokio::select! {
@@ -319,7 +304,7 @@ async fn carry_until_end(
                     .unwrap_or_else(wire::Peek::opaque);
                 if peek.kind == Kind::Request && opens_session(peek.method.as_deref()) {
                     if let Some(id) = &peek.id {
-                        openers.insert(id.clone(), ());
+                        openers.insert(id.clone());
                     }
                 }
                 let stream_open = match &peek.session_id {
@@ -354,12 +339,14 @@ fn opens_session(method: Option<&str>) -> bool {
 }
 
 /// The session a successful result of a session-opening request names.
-fn session_opened_by(message: &[u8], openers: &mut HashMap<String, ()>) -> Option<String> {
+fn session_opened_by(message: &[u8], openers: &mut HashSet<String>) -> Option<String> {
     let peek = wire::peek(std::str::from_utf8(message).ok()?).ok()?;
     if peek.kind != Kind::Response {
         return None;
     }
-    openers.remove(peek.id.as_ref()?)?;
+    if !openers.remove(peek.id.as_ref()?) {
+        return None;
+    }
     if peek.is_error {
         return None;
     }
@@ -390,11 +377,7 @@ async fn send_post(
     to_sdk: &mpsc::Sender<Bytes>,
     events: &mpsc::Sender<StreamEvent>,
 ) {
-    let mut request = shared
-        .http
-        .post(shared.url.clone())
-        .header(reqwest::header::CONTENT_TYPE, wire::JSON)
-        .header(reqwest::header::ACCEPT, wire::JSON);
+    let mut request = post_request(shared);
     if let Some(connection) = shared.connection.get() {
         request = request.header(wire::CONNECTION_ID, connection);
     }
@@ -425,19 +408,31 @@ async fn send_post(
             }
             return;
         }
-        Ok(response) => {
-            let status = response.status().as_u16();
-            let reason = response.text().await.unwrap_or_default();
-            ClientError::Status {
-                status,
-                reason: reason.trim().to_owned(),
-            }
-        }
+        Ok(response) => status_error(response).await,
         Err(err) => ClientError::Network(err.to_string()),
     };
     match post.request_id {
         Some(id) => answer_error(to_sdk, Some(&id), &failure).await,
         None => tracing::warn!(%failure, "a message to the agent was not delivered"),
+    }
+}
+
+/// A POST of one message, before its connection headers.
+fn post_request(shared: &Shared) -> reqwest::RequestBuilder {
+    shared
+        .http
+        .post(shared.url.clone())
+        .header(reqwest::header::CONTENT_TYPE, wire::JSON)
+        .header(reqwest::header::ACCEPT, wire::JSON)
+}
+
+/// An error status, with the body's text as its reason.
+async fn status_error(response: reqwest::Response) -> ClientError {
+    let status = response.status().as_u16();
+    let reason = response.text().await.unwrap_or_default();
+    ClientError::Status {
+        status,
+        reason: reason.trim().to_owned(),
     }
 }
 
@@ -483,10 +478,9 @@ async fn read_stream(
     let mut failures = 0u32;
     let mut delay = shared.options.reconnect_delay;
     let mut ended_cleanly = false;
-    let mut attempts = 0u64;
     loop {
         let outcome = tokio::select! {
-            outcome = read_once(&shared, session.as_deref(), &mut last_event_id, &events, &mut opened, &mut failures, attempts == 0) => outcome,
+            outcome = read_once(&shared, session.as_deref(), &mut last_event_id, &events, &mut opened, &mut failures) => outcome,
             () = shared.closing.cancelled() => return,
         };
         let reason = match outcome {
@@ -518,7 +512,6 @@ async fn read_stream(
             }
             Outcome::Stop => return,
         };
-        attempts += 1;
         failures += 1;
         if failures > shared.options.reconnect_attempts {
             let err = ClientError::Network(format!("the event stream keeps dropping: {reason}"));
@@ -541,7 +534,6 @@ async fn read_once(
     events: &mpsc::Sender<StreamEvent>,
     opened: &mut Option<oneshot::Sender<()>>,
     failures: &mut u32,
-    first: bool,
 ) -> Outcome {
     let Some(connection) = shared.connection.get() else {
         return Outcome::Fatal(ClientError::Protocol("no connection to read".into()));
@@ -557,11 +549,11 @@ async fn read_once(
     if let Some(version) = shared.version.get() {
         request = request.header(wire::PROTOCOL_VERSION, version);
     }
-    // A reopened stream resumes after the last event seen, or from the first kept one when none
-    // was (what a dropped stream had sent may not have arrived).
+    // A stream opened before resumes after the last event seen, or from the first kept one when
+    // none was (what it had sent may not have arrived).
     match last_event_id.as_deref() {
         Some(id) => request = request.header(wire::LAST_EVENT_ID, id),
-        None if !first => request = request.header(wire::LAST_EVENT_ID, "0"),
+        None if opened.is_none() => request = request.header(wire::LAST_EVENT_ID, "0"),
         None => {}
     }
     let mut response = match request.send().await {
@@ -577,13 +569,7 @@ async fn read_once(
         // A session stream made again on the server, or one whose events were let go: that
         // stream is over; for the connection's stream, so is the connection.
         StatusCode::BAD_REQUEST | StatusCode::GONE if session.is_some() => return Outcome::Gone,
-        status => {
-            let reason = response.text().await.unwrap_or_default();
-            return Outcome::Fatal(ClientError::Status {
-                status: status.as_u16(),
-                reason: reason.trim().to_owned(),
-            });
-        }
+        _ => return Outcome::Fatal(status_error(response).await),
     }
     if let Some(opened) = opened.take() {
         let _ = opened.send(());

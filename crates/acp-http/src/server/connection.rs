@@ -136,8 +136,6 @@ pub(crate) struct Connection {
     readers: AtomicUsize,
     last_used: Mutex<Instant>,
     closed: CancellationToken,
-    /// Lines from the agent that were not UTF-8 or too long, so went nowhere.
-    pub(crate) dropped_from_agent: AtomicU64,
 }
 
 impl std::fmt::Debug for Connection {
@@ -183,7 +181,6 @@ impl Connection {
             readers: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
-            dropped_from_agent: AtomicU64::new(0),
         });
         let AgentIo {
             reader,
@@ -273,15 +270,9 @@ impl Connection {
         if pending >= self.limits.max_pending_session_streams {
             return Err(TooManyPendingStreams);
         }
-        let stream = Stream::new(self.limits.stream, self.ids.clone());
-        sessions.insert(
-            session.to_owned(),
-            SessionEntry {
-                stream: stream.clone(),
-                confirmed: false,
-                ended: false,
-            },
-        );
+        let entry = self.new_session_entry();
+        let stream = entry.stream.clone();
+        sessions.insert(session.to_owned(), entry);
         Ok(stream)
     }
 
@@ -300,16 +291,21 @@ impl Connection {
         }
     }
 
+    /// A session's entry, its stream new and the session not yet named by the agent.
+    fn new_session_entry(&self) -> SessionEntry {
+        SessionEntry {
+            stream: Stream::new(self.limits.stream, self.ids.clone()),
+            confirmed: false,
+            ended: false,
+        }
+    }
+
     /// The stream of a session the agent named, made if needed.
     fn confirmed_stream(&self, session: &str) -> Arc<Stream> {
         let mut sessions = lock(&self.sessions);
         let entry = sessions
             .entry(session.to_owned())
-            .or_insert_with(|| SessionEntry {
-                stream: Stream::new(self.limits.stream, self.ids.clone()),
-                confirmed: false,
-                ended: false,
-            });
+            .or_insert_with(|| self.new_session_entry());
         entry.confirmed = true;
         entry.ended = false;
         entry.stream.clone()
@@ -448,7 +444,6 @@ impl Connection {
     /// Routes one line from the agent.
     async fn route(&self, line: Vec<u8>) {
         let Ok(text) = std::str::from_utf8(&line) else {
-            self.dropped_from_agent.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(connection = %self.id, "the agent wrote a line that is not UTF-8; dropped");
             return;
         };
@@ -540,9 +535,6 @@ async fn route_from_agent(
                 }
             }
             Ok(Some(Frame::TooLong { len })) => {
-                connection
-                    .dropped_from_agent
-                    .fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(connection = %connection.id, len, "the agent wrote a message over the size limit; dropped");
             }
             Ok(None) | Err(_) => break,

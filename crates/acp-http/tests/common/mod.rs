@@ -271,3 +271,26 @@ pub fn raw_http() -> reqwest::Client {
     let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
+
+/// A raw `initialize` POST: the connection id (checked to be 128 random bits, with the
+/// negotiated version beside it) and the answer.
+pub async fn raw_initialize(url: &str) -> (String, Value) {
+    let response = raw_http()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    assert_eq!(response.headers()[acp_http::wire::PROTOCOL_VERSION], "1");
+    let id = response.headers()[acp_http::wire::CONNECTION_ID]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
+    (
+        id,
+        serde_json::from_str(&response.text().await.expect("text")).expect("JSON"),
+    )
+}
