@@ -11,23 +11,28 @@
 //! the schema does not make nullable, and [`required_nullable`] makes a required, nullable
 //! property fail when it is missing.
 
-use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::{
+    self, value, DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Unexpected, Visitor,
+};
+use serde::{Deserialize, Deserializer};
+
+use crate::capture::Captured;
 use crate::Patch;
 
 /// `x-deserialize-default-on-error`: decodes the value, or falls back to the default.
 ///
-/// The value is buffered first (a failed parse cannot be rewound), so only fields that carry the
-/// keyword pay for it, and only when present.
+/// The value is captured first (a failed parse cannot be rewound), strings borrowed from the
+/// input, so only fields that carry the keyword pay for it, and only when present.
 pub fn default_on_error<'de, D, F>(deserializer: D) -> Result<F, D::Error>
 where
     D: Deserializer<'de>,
     F: DeserializeOwned + Default,
 {
-    let value = Value::deserialize(deserializer)?;
-    Ok(F::deserialize(value).unwrap_or_default())
+    let captured = Captured::deserialize(deserializer)?;
+    Ok(F::deserialize(captured.into_deserializer::<value::Error>()).unwrap_or_default())
 }
 
 /// `x-deserialize-default-on-null`: `null` becomes the default, anything else decodes strictly.
@@ -97,16 +102,80 @@ impl<T: DeserializeOwned> ArrayField for Patch<Vec<T>> {
     }
 }
 
-fn decode_items<F: ArrayField>(value: Value) -> Result<F, String> {
-    match value {
-        Value::Array(items) => Ok(F::from_items(
-            items
-                .into_iter()
-                .filter_map(|item| F::Item::deserialize(item).ok())
-                .collect(),
-        )),
-        Value::Null => F::from_null().ok_or_else(|| "invalid type: null, expected an array".into()),
-        other => Err(format!("invalid type: {other}, expected an array")),
+/// What a lenient array property held: its items that decode, `null`, or no array at all.
+enum Found<T> {
+    Items(Vec<T>),
+    Null,
+    /// Not an array: what it was, for the error.
+    Other(String),
+}
+
+impl<T> Found<T> {
+    fn into_field<F: ArrayField<Item = T>, E: de::Error>(self) -> Result<F, E> {
+        match self {
+            Found::Items(items) => Ok(F::from_items(items)),
+            Found::Null => {
+                F::from_null().ok_or_else(|| E::invalid_type(Unexpected::Unit, &"an array"))
+            }
+            Found::Other(what) => Err(E::custom(format_args!(
+                "invalid type: {what}, expected an array"
+            ))),
+        }
+    }
+}
+
+/// Reads an array item by item: each item is captured (a failed item cannot be rewound), then
+/// decoded from the capture; items that do not decode are dropped.
+struct ItemsVisitor<T>(PhantomData<T>);
+
+impl<T> ItemsVisitor<T> {
+    fn other<E>(unexpected: Unexpected<'_>) -> Result<Found<T>, E> {
+        Ok(Found::Other(unexpected.to_string()))
+    }
+}
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for ItemsVisitor<T> {
+    type Value = Found<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Found<T>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element::<Captured<'de>>()? {
+            if let Ok(item) = T::deserialize(item.into_deserializer::<value::Error>()) {
+                items.push(item);
+            }
+        }
+        Ok(Found::Items(items))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Found<T>, E> {
+        Ok(Found::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Found<T>, E> {
+        Ok(Found::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Found<T>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Found<T>, E> {
+        Self::other(Unexpected::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Found<T>, E> {
+        Self::other(Unexpected::Signed(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Found<T>, E> {
+        Self::other(Unexpected::Unsigned(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Found<T>, E> {
+        Self::other(Unexpected::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Found<T>, E> {
+        Self::other(Unexpected::Str(v))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Found<T>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Self::other(Unexpected::Map)
     }
 }
 
@@ -117,8 +186,9 @@ where
     D: Deserializer<'de>,
     F: ArrayField,
 {
-    let value = Value::deserialize(deserializer)?;
-    decode_items(value).map_err(D::Error::custom)
+    deserializer
+        .deserialize_any(ItemsVisitor::<F::Item>(PhantomData))?
+        .into_field()
 }
 
 /// `x-deserialize-skip-invalid-items` with `x-deserialize-default-on-error`: invalid items are
@@ -128,8 +198,8 @@ where
     D: Deserializer<'de>,
     F: ArrayField,
 {
-    let value = Value::deserialize(deserializer)?;
-    Ok(decode_items(value).unwrap_or_default())
+    let found = deserializer.deserialize_any(ItemsVisitor::<F::Item>(PhantomData))?;
+    Ok(found.into_field::<F, D::Error>().unwrap_or_default())
 }
 
 /// The decoders above as types, for a generated visitor's `next_value::<Wrapper<F>>()`: each

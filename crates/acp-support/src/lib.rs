@@ -13,10 +13,12 @@
 //! - [`object`]: the one-pass struct decoder's pieces; unknown properties kept in wire order.
 //! - [`drafts`]: the stable view, decoding a build's drafts as a build without them would.
 
+mod capture;
 pub mod de;
 pub mod drafts;
 pub mod enums;
 mod extra;
+mod json_text;
 mod meta;
 pub mod method;
 mod number;

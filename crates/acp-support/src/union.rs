@@ -12,6 +12,7 @@
 //! re-encodes with can never differ (`{"sessionUpdate":"_x","sessionUpdate":"user_message"}`
 //! must not decode as an unknown update and re-encode as a real one).
 
+use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -19,7 +20,8 @@ use serde::de::value::{MapAccessDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess};
 use serde_json::Value;
 
-use crate::{JsonObject, UnknownVariant};
+use crate::json_text::{write_serialized, WriteJson};
+use crate::UnknownVariant;
 
 /// A tagged union generated from the schema: what [`deserialize`] needs to know about it.
 pub trait TaggedUnion: Sized {
@@ -221,23 +223,12 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             )));
         }
     };
-    // Kept whole, and decoded one way only: a repeated property is an error here as anywhere.
-    let mut raw = JsonObject::with_capacity(buffered.len() + 4);
-    for (key, value) in buffered {
-        keep_once::<A::Error>(&mut raw, key, value)?;
-    }
-    raw.insert(T::TAG.to_owned(), Value::String(tag.clone()));
-    while let Some((key, value)) = map.next_entry::<String, Value>()? {
-        if key == T::TAG {
-            return Err(repeated::<T, A::Error>());
-        }
-        keep_once::<A::Error>(&mut raw, key, value)?;
-    }
-    let tag_for_error = tag.clone();
-    let unknown = match T::decode_unknown(UnknownVariant::new(T::TAG, tag, raw)) {
+    let json = keep_whole::<T, A>(&tag, buffered, map)?;
+    let unknown = match T::decode_unknown(UnknownVariant::from_json(tag, json)) {
         Ok(variant) => return Ok(variant),
         Err(unknown) => unknown,
     };
+    let tag = unknown.tag().to_owned();
     // A closed union whose untagged member admits any discriminator (v1 `AuthMethod`).
     if let Some(result) = T::decode_untagged(Value::Object(unknown.into_raw())) {
         return result.map_err(de::Error::custom);
@@ -251,7 +242,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         "{}: unknown `{}` value `{}`, expected one of {:?}",
         T::NAME,
         T::TAG,
-        tag_for_error,
+        tag,
         expected
     )))
 }
@@ -298,12 +289,110 @@ fn drain<'de, T: TaggedUnion, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::E
     Ok(())
 }
 
-fn keep_once<E: de::Error>(raw: &mut JsonObject, key: String, value: Value) -> Result<(), E> {
-    if raw.contains_key(&key) {
-        return Err(E::custom(format_args!("duplicate field `{key}`")));
+/// Writes the object of an unknown member as compact JSON text, in wire order: the entries read
+/// before the discriminator, the discriminator, then the rest of the map. It is decoded one way
+/// only: a repeated property (the discriminator or any other) is an error here as anywhere.
+fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    tag: &str,
+    buffered: Vec<(String, Value)>,
+    mut map: A,
+) -> Result<Vec<u8>, A::Error> {
+    let mut json = Vec::with_capacity(128);
+    let mut names = Names::default();
+    json.push(b'{');
+    for (name, value) in &buffered {
+        let start = json.len();
+        write_serialized(&mut json, name.as_str());
+        names.keep::<A::Error>(&json, start)?;
+        json.push(b':');
+        write_serialized(&mut json, value);
+        json.push(b',');
     }
-    raw.insert(key, value);
-    Ok(())
+    write_serialized(&mut json, T::TAG);
+    json.push(b':');
+    write_serialized(&mut json, tag);
+    loop {
+        let at = json.len();
+        json.push(b',');
+        let start = json.len();
+        let seed = RestName::<T> {
+            out: &mut json,
+            union: PhantomData,
+        };
+        if map.next_key_seed(seed)?.is_none() {
+            json.truncate(at);
+            break;
+        }
+        names.keep::<A::Error>(&json, start)?;
+        json.push(b':');
+        map.next_value_seed(WriteJson(&mut json))?;
+    }
+    json.push(b'}');
+    Ok(json)
+}
+
+/// The property names of an object being kept, as the JSON strings written for them: a name
+/// written twice is an error. A few names are compared in place; past [`Names::SCAN`] they move
+/// to a set, so a peer's object with many names costs linear time.
+#[derive(Default)]
+struct Names {
+    spans: Vec<(usize, usize)>,
+    set: Option<HashSet<Vec<u8>>>,
+}
+
+impl Names {
+    const SCAN: usize = 16;
+
+    /// Records the name written at `json[start..]`.
+    fn keep<E: de::Error>(&mut self, json: &[u8], start: usize) -> Result<(), E> {
+        let name = &json[start..];
+        let repeated = match &mut self.set {
+            Some(set) => !set.insert(name.to_vec()),
+            None => self.spans.iter().any(|&(s, e)| &json[s..e] == name),
+        };
+        if repeated {
+            return Err(E::custom(format_args!(
+                "duplicate field {}",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        if self.set.is_none() {
+            self.spans.push((start, json.len()));
+            if self.spans.len() > Self::SCAN {
+                let names = self.spans.iter().map(|&(s, e)| json[s..e].to_vec());
+                self.set = Some(names.collect());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A key seed for the rest of an unknown member's map: writes the name, refusing a repeated
+/// discriminator.
+struct RestName<'a, T> {
+    out: &'a mut Vec<u8>,
+    union: PhantomData<T>,
+}
+
+impl<'de, T: TaggedUnion> DeserializeSeed<'de> for RestName<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, T: TaggedUnion> de::Visitor<'de> for RestName<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a property name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        if v == T::TAG {
+            return Err(repeated::<T, E>());
+        }
+        write_serialized(self.out, v);
+        Ok(())
+    }
 }
 
 /// Consumes a variant body that has no fields of its own (a tag-only member).
