@@ -58,8 +58,8 @@ impl<'a> V2Output<'a> {
                     ContentBlock::from(TextContent::new(text)),
                 );
                 match speaker {
-                    Speaker::Agent => SessionUpdate::AgentMessageChunk(Box::new(chunk)),
-                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(Box::new(chunk)),
+                    Speaker::Agent => SessionUpdate::AgentMessageChunk(chunk),
+                    Speaker::Thought => SessionUpdate::AgentThoughtChunk(chunk),
                 }
             }
             Event::ToolCall(call) => SessionUpdate::ToolCallUpdate(Box::new(tool_call(&call))),
@@ -109,11 +109,11 @@ impl<'a> V2Output<'a> {
                         )
                     })
                     .collect::<Vec<_>>();
-                SessionUpdate::PlanUpdate(Box::new(acp_v2::PlanUpdate::new(
+                SessionUpdate::PlanUpdate(acp_v2::PlanUpdate::new(
                     acp_v2::PlanUpdateContent::Items(Box::new(acp_v2::PlanItems::new(
                         plan_id, entries,
                     ))),
-                )))
+                ))
             }
             Event::SessionInfo { title, updated_at } => {
                 let mut update = SessionInfoUpdate::new().updated_at(updated_at);
@@ -231,9 +231,9 @@ fn tool_call(call: &ToolCall) -> ToolCallUpdate {
 
 fn tool_content(content: ToolContent) -> ToolCallContent {
     match content {
-        ToolContent::Text(text) => ToolCallContent::Content(Box::new(acp_v2::Content::new(
+        ToolContent::Text(text) => ToolCallContent::Content(acp_v2::Content::new(
             ContentBlock::from(TextContent::new(text)),
-        ))),
+        )),
         ToolContent::Diff(diff) => ToolCallContent::Diff(Box::new(v2_diff(diff))),
         ToolContent::Terminal(id) => ToolCallContent::Terminal(acp_v2::Terminal::new(id)),
     }

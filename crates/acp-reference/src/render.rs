@@ -328,10 +328,8 @@ mod tests {
         state.apply(SessionUpdate::TerminalUpdate(Box::new(
             TerminalUpdate::new("t1").exit_status(acp_v2::TerminalExitStatus::new().exit_code(2)),
         )));
-        state.apply(SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(
-            Box::new(acp_v2::IdleStateUpdate::new(
-                IdleStateUpdateStopReason::EndTurn,
-            )),
+        state.apply(SessionUpdate::StateUpdate(StateUpdate::Idle(Box::new(
+            acp_v2::IdleStateUpdate::new(IdleStateUpdateStopReason::EndTurn),
         ))));
         let text = render_state(&state);
         assert!(

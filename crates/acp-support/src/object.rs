@@ -23,37 +23,56 @@ pub enum FieldKey {
 }
 
 /// Reads a property name against the names a struct knows: `index` maps a name to its position
-/// in `names` (a generated `match`, which compiles to a length switch and one comparison).
+/// (a generated `match`, which compiles to a length switch and one comparison). `F` is the
+/// function's own type, so the lookup is a direct call the compiler can inline.
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSeed {
-    names: &'static [&'static str],
-    /// `None`: scan `names`.
-    index: Option<fn(&str) -> Option<usize>>,
+pub struct FieldSeed<F> {
+    index: F,
+    /// A name that is an error here: the discriminator of the union whose member is being
+    /// decoded, already read once.
+    refuse: Option<&'static str>,
 }
 
-impl FieldSeed {
-    /// A seed for the wire names `names`, looked up with `index`.
-    pub fn new(names: &'static [&'static str], index: fn(&str) -> Option<usize>) -> Self {
+impl<F: Fn(&str) -> Option<usize>> FieldSeed<F> {
+    /// A seed looking names up with `index`.
+    pub fn new(index: F) -> Self {
         Self {
-            names,
-            index: Some(index),
+            index,
+            refuse: None,
         }
     }
 
-    /// A seed that scans `names` (for hand-written decoders and tests).
-    pub fn scanning(names: &'static [&'static str]) -> Self {
-        Self { names, index: None }
+    /// The same seed, refusing the property `name` (a union's discriminator seen again).
+    #[must_use]
+    pub fn refusing(self, name: Option<&'static str>) -> Self {
+        Self {
+            refuse: name,
+            ..self
+        }
     }
 
-    fn key(&self, name: &str) -> Option<usize> {
-        match self.index {
-            Some(index) => index(name),
-            None => self.names.iter().position(|known| *known == name),
+    fn key<E: de::Error>(&self, name: &str) -> Result<Option<usize>, E> {
+        if self.refuse == Some(name) {
+            return Err(E::custom(format_args!(
+                "the discriminator `{name}` appears more than once"
+            )));
         }
+        Ok((self.index)(name))
     }
 }
 
-impl<'de> DeserializeSeed<'de> for FieldSeed {
+/// A generated struct's one-pass decoder, callable on a map already opened: how a union decodes
+/// a member's body from the rest of the object after its discriminator, with no adapter between.
+pub trait DecodeFields: Sized {
+    /// Decodes the struct from the entries left in `map`; a property named `refuse` (the
+    /// enclosing union's discriminator, already read) is an error.
+    fn decode_fields<'de, A: de::MapAccess<'de>>(
+        map: A,
+        refuse: Option<&'static str>,
+    ) -> Result<Self, A::Error>;
+}
+
+impl<'de, F: Fn(&str) -> Option<usize>> DeserializeSeed<'de> for FieldSeed<F> {
     type Value = FieldKey;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<FieldKey, D::Error> {
@@ -61,7 +80,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
     }
 }
 
-impl<'de> Visitor<'de> for FieldSeed {
+impl<'de, F: Fn(&str) -> Option<usize>> Visitor<'de> for FieldSeed<F> {
     type Value = FieldKey;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -69,14 +88,14 @@ impl<'de> Visitor<'de> for FieldSeed {
     }
 
     fn visit_str<E: de::Error>(self, name: &str) -> Result<FieldKey, E> {
-        Ok(match self.key(name) {
+        Ok(match self.key(name)? {
             Some(index) => FieldKey::Known(index),
             None => FieldKey::Unknown(name.to_owned()),
         })
     }
 
     fn visit_string<E: de::Error>(self, name: String) -> Result<FieldKey, E> {
-        Ok(match self.key(&name) {
+        Ok(match self.key(&name)? {
             Some(index) => FieldKey::Known(index),
             None => FieldKey::Unknown(name),
         })
@@ -148,7 +167,8 @@ mod tests {
 
     #[test]
     fn known_names_become_indices_and_others_are_kept() {
-        let seed = FieldSeed::scanning(&["sessionId", "_meta"]);
+        let names = ["sessionId", "_meta"];
+        let seed = FieldSeed::new(|name: &str| names.iter().position(|known| *known == name));
         let name: StrDeserializer<'_, Error> = "_meta".into_deserializer();
         assert_eq!(seed.deserialize(name), Ok(FieldKey::Known(1)));
         let name: StrDeserializer<'_, Error> = "models".into_deserializer();
@@ -156,6 +176,8 @@ mod tests {
             seed.deserialize(name),
             Ok(FieldKey::Unknown("models".into()))
         );
+        let name: StrDeserializer<'_, Error> = "type".into_deserializer();
+        assert!(seed.refusing(Some("type")).deserialize(name).is_err());
     }
 
     #[test]

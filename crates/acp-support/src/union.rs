@@ -38,6 +38,23 @@ pub trait TaggedUnion: Sized {
     /// Decodes the body of the variant for a known `tag` (the discriminator entry removed).
     fn decode_known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error>;
 
+    /// Looks a discriminator value up among [`KNOWN_TAGS`](Self::KNOWN_TAGS). Generated unions
+    /// answer with one `match` (a length switch and a comparison) and number their members for
+    /// [`decode_known_map`](Self::decode_known_map); the default scans the table.
+    fn known_tag(tag: &str) -> Option<KnownTag> {
+        let index = Self::KNOWN_TAGS.iter().position(|known| *known == tag)?;
+        let name = Self::KNOWN_TAGS[index];
+        Some(KnownTag::new(index, name, Self::DRAFT_TAGS.contains(&name)))
+    }
+
+    /// Decodes the body of a known member straight from the rest of the map the discriminator
+    /// was read from (nothing read before it); a repeated discriminator in it is an error.
+    /// Generated unions decode their members' fields here with no adapter between; the default
+    /// goes through [`decode_known`](Self::decode_known).
+    fn decode_known_map<'de, A: MapAccess<'de>>(known: KnownTag, map: A) -> Result<Self, A::Error> {
+        Self::decode_known(known.name(), rest_of::<Self, A>(map))
+    }
+
     /// The fallback for an unknown tag; a closed union gives the object back.
     fn decode_unknown(raw: UnknownVariant) -> Result<Self, UnknownVariant> {
         Err(raw)
@@ -53,6 +70,32 @@ pub trait TaggedUnion: Sized {
     /// with a `none` member (a discriminator that is itself optional).
     fn none() -> Option<Self> {
         None
+    }
+}
+
+/// A discriminator value this build knows: the member's number in its union, its spelling,
+/// and whether it is a draft (unknown in the stable view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownTag {
+    index: usize,
+    name: &'static str,
+    draft: bool,
+}
+
+impl KnownTag {
+    /// The member numbered `index`, spelled `name`.
+    pub const fn new(index: usize, name: &'static str, draft: bool) -> Self {
+        Self { index, name, draft }
+    }
+
+    /// The member's number, as the union's `known_tag` gives it.
+    pub const fn index(self) -> usize {
+        self.index
+    }
+
+    /// The discriminator value.
+    pub const fn name(self) -> &'static str {
+        self.name
     }
 }
 
@@ -124,7 +167,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
 /// A discriminator's value, read without allocating when it is a tag this build knows.
 enum TagValue {
     /// A known tag, as `KNOWN_TAGS` spells it.
-    Known(&'static str),
+    Known(KnownTag),
     /// Any other string.
     Unknown(String),
     /// Not a string at all.
@@ -142,8 +185,8 @@ impl<'de, T: TaggedUnion> DeserializeSeed<'de> for TagSeed<T> {
 
 impl<T: TaggedUnion> TagSeed<T> {
     fn string(value: &str) -> Option<TagValue> {
-        let known = T::KNOWN_TAGS.iter().find(|known| **known == value)?;
-        if is_hidden_draft::<T>(value) {
+        let known = T::known_tag(value)?;
+        if known.draft && crate::drafts::hidden() {
             return None;
         }
         Some(TagValue::Known(known))
@@ -198,9 +241,15 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<T, A::Error> {
     let tag = match tag {
-        TagValue::Known(tag) => {
-            let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
-            return T::decode_known(tag, body).map_err(|err| {
+        TagValue::Known(known) => {
+            let tag = known.name();
+            let decoded = if buffered.is_empty() {
+                T::decode_known_map(known, map)
+            } else {
+                let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
+                T::decode_known(tag, body)
+            };
+            return decoded.map_err(|err| {
                 de::Error::custom(format_args!(
                     "{} variant `{}` is malformed: {}",
                     T::NAME,
@@ -398,6 +447,20 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for RestName<'_, T> {
 /// Consumes a variant body that has no fields of its own (a tag-only member).
 pub fn unit_body<'de, D: Deserializer<'de>>(body: D) -> Result<(), D::Error> {
     IgnoredAny::deserialize(body).map(|_| ())
+}
+
+/// [`unit_body`] for [`TaggedUnion::decode_known_map`]: consumes the rest of the map, refusing a
+/// repeated discriminator.
+pub fn unit_fields<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    drain::<T, A>(&mut map)
+}
+
+/// The rest of the map after a union's discriminator, as a deserializer for a member's body
+/// that is not a generated struct; a repeated discriminator in it is an error.
+pub fn rest_of<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    map: A,
+) -> MapAccessDeserializer<impl MapAccess<'de, Error = A::Error>> {
+    MapAccessDeserializer::new(Chain::new(Vec::new(), Some(map), T::TAG))
 }
 
 use serde::Deserialize as _;

@@ -23,12 +23,16 @@ use crate::JsonObject;
 ///
 /// A `serde_json` serializer writes the kept text as it is; any other serializer is given the
 /// object token by token.
-pub struct UnknownVariant {
+pub struct UnknownVariant(Box<Kept>);
+
+/// What an [`UnknownVariant`] holds, behind one pointer: unknown members are rare, so the unions
+/// that can hold one stay as small as their common members.
+struct Kept {
     tag: String,
     /// The whole object as compact JSON text.
     json: String,
     /// `json` parsed, built the first time it is asked for.
-    parsed: OnceLock<Box<JsonObject>>,
+    parsed: OnceLock<JsonObject>,
 }
 
 impl UnknownVariant {
@@ -47,51 +51,52 @@ impl UnknownVariant {
         }
         let mut json = Vec::new();
         crate::json_text::write_serialized(&mut json, &raw);
-        Self {
+        Self(Box::new(Kept {
             tag,
             json: text(json),
-            parsed: OnceLock::from(Box::new(raw)),
-        }
+            parsed: OnceLock::from(raw),
+        }))
     }
 
     /// An unknown variant from its discriminator value and the object's compact JSON text, as
     /// [`json_text`](crate::json_text) writes it (the text is trusted to be a JSON object).
     pub(crate) fn from_json(tag: String, json: Vec<u8>) -> Self {
-        Self {
+        Self(Box::new(Kept {
             tag,
             json: text(json),
             parsed: OnceLock::new(),
-        }
+        }))
     }
 
     /// The discriminator value, e.g. `"_acme_widget"`.
     pub fn tag(&self) -> &str {
-        &self.tag
+        &self.0.tag
     }
 
     /// `true` for an implementation-specific extension (the value begins with `_`); otherwise the
     /// variant is reserved for a future ACP version.
     pub fn is_extension(&self) -> bool {
-        self.tag.starts_with('_')
+        self.0.tag.starts_with('_')
     }
 
     /// The whole object as compact JSON text, discriminator included, properties in wire order.
     pub fn json(&self) -> &str {
-        &self.json
+        &self.0.json
     }
 
     /// The whole object as received, discriminator included (parsed from [`json`](Self::json)
     /// on first use; a property repeated in a nested object keeps its last value here, while the
     /// text keeps both).
     pub fn raw(&self) -> &JsonObject {
-        self.parsed.get_or_init(|| Box::new(parse(&self.json)))
+        self.0.parsed.get_or_init(|| parse(&self.0.json))
     }
 
     /// Consumes the variant, giving back the whole object.
     pub fn into_raw(self) -> JsonObject {
-        match self.parsed.into_inner() {
-            Some(parsed) => *parsed,
-            None => parse(&self.json),
+        let kept = *self.0;
+        match kept.parsed.into_inner() {
+            Some(parsed) => parsed,
+            None => parse(&kept.json),
         }
     }
 }
@@ -115,17 +120,17 @@ fn parse(json: &str) -> JsonObject {
 
 impl Clone for UnknownVariant {
     fn clone(&self) -> Self {
-        Self {
-            tag: self.tag.clone(),
-            json: self.json.clone(),
-            parsed: self.parsed.clone(),
-        }
+        Self(Box::new(Kept {
+            tag: self.0.tag.clone(),
+            json: self.0.json.clone(),
+            parsed: self.0.parsed.clone(),
+        }))
     }
 }
 
 impl PartialEq for UnknownVariant {
     fn eq(&self, other: &Self) -> bool {
-        self.json == other.json
+        self.0.json == other.0.json
     }
 }
 
@@ -134,7 +139,7 @@ impl Eq for UnknownVariant {}
 impl fmt::Debug for UnknownVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UnknownVariant")
-            .field("tag", &self.tag)
+            .field("tag", &self.0.tag)
             .field("raw", self.raw())
             .finish()
     }
@@ -145,10 +150,10 @@ impl fmt::Debug for UnknownVariant {
 impl Serialize for UnknownVariant {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if writes_raw_json::<S>() {
-            let raw: &RawValue = serde_json::from_str(&self.json).map_err(S::Error::custom)?;
+            let raw: &RawValue = serde_json::from_str(&self.0.json).map_err(S::Error::custom)?;
             return raw.serialize(serializer);
         }
-        let value: Captured<'_> = serde_json::from_str(&self.json).map_err(S::Error::custom)?;
+        let value: Captured<'_> = serde_json::from_str(&self.0.json).map_err(S::Error::custom)?;
         value.serialize(serializer)
     }
 }

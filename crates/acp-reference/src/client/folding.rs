@@ -48,7 +48,7 @@ impl Folded {
             self.replay_updates += 1;
         } else {
             self.live_updates += 1;
-            if matches!(&update, SessionUpdate::StateUpdate(state) if matches!(**state, StateUpdate::Idle(_)))
+            if matches!(&update, SessionUpdate::StateUpdate(state) if matches!(*state, StateUpdate::Idle(_)))
             {
                 self.idle_updates += 1;
             }

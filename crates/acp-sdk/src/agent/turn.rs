@@ -361,9 +361,9 @@ impl V2Turn {
             .clone();
         let chunk = ContentChunk::new(id, ContentBlock::from(TextContent::new(text)));
         let update = if thought {
-            SessionUpdate::AgentThoughtChunk(Box::new(chunk))
+            SessionUpdate::AgentThoughtChunk(chunk)
         } else {
-            SessionUpdate::AgentMessageChunk(Box::new(chunk))
+            SessionUpdate::AgentMessageChunk(chunk)
         };
         self.turn.send(update).await
     }

@@ -220,7 +220,7 @@ impl Folded {
                 None
             }
             U::StateUpdate(update) => {
-                foreground = Some(match update.as_ref() {
+                foreground = Some(match update {
                     StateUpdate::Idle(idle) => {
                         (Some(idle_stop_reason(&idle.stop_reason)), "idle".to_owned())
                     }

@@ -161,7 +161,7 @@ impl AgentSession {
     /// the last stop reason when no turn runs).
     pub fn current_state(&self) -> StateUpdate {
         match current_state(&lock(&self.inner).history) {
-            SessionUpdate::StateUpdate(state) => *state,
+            SessionUpdate::StateUpdate(state) => state,
             // `current_state` gives a state update; an idle one stands for anything else.
             _ => StateUpdate::Idle(Box::new(IdleStateUpdate::new(
                 IdleStateUpdateStopReason::None,
@@ -364,7 +364,7 @@ impl QueuedPrompt {
 }
 
 fn state(update: StateUpdate) -> SessionUpdate {
-    SessionUpdate::StateUpdate(Box::new(update))
+    SessionUpdate::StateUpdate(update)
 }
 
 fn to_rpc(err: Error) -> RpcError {
@@ -475,9 +475,9 @@ impl Turn {
         entries: Vec<PlanEntry>,
     ) -> Result<(), Error> {
         let items = PlanItems::new(plan_id, entries);
-        self.send(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+        self.send(SessionUpdate::PlanUpdate(PlanUpdate::new(
             PlanUpdateContent::Items(Box::new(items)),
-        ))))
+        )))
         .await
     }
 
@@ -621,9 +621,9 @@ impl MessageWriter<'_> {
     pub async fn block(&self, block: ContentBlock) -> Result<(), Error> {
         let chunk = ContentChunk::new(self.message_id.clone(), block);
         let update = if self.thought {
-            SessionUpdate::AgentThoughtChunk(Box::new(chunk))
+            SessionUpdate::AgentThoughtChunk(chunk)
         } else {
-            SessionUpdate::AgentMessageChunk(Box::new(chunk))
+            SessionUpdate::AgentMessageChunk(chunk)
         };
         self.turn.send(update).await
     }

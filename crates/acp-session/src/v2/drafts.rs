@@ -107,7 +107,7 @@ impl SessionState {
             }
             SessionUpdate::SubagentUpdate(update) => self.subagent(*update),
             SessionUpdate::SessionMessage(m) => self.session_message(*m),
-            SessionUpdate::SessionMessageChunk(chunk) => self.session_message_chunk(*chunk),
+            SessionUpdate::SessionMessageChunk(chunk) => self.session_message_chunk(chunk),
             other => return Some(other),
         }
         None
@@ -172,9 +172,7 @@ pub(super) fn replay_session_message(message: &Message) -> SessionUpdate {
 /// The plan update that rebuilds a document plan, if `plan` is one.
 pub(super) fn replay_plan_document(plan: &Plan) -> Option<SessionUpdate> {
     let document = plan.document.clone()?;
-    Some(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
-        document,
-    ))))
+    Some(SessionUpdate::PlanUpdate(PlanUpdate::new(document)))
 }
 
 /// One `subagent_update` per child, with everything known about it.

@@ -77,9 +77,9 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         }
         let mut items = PlanItems::new(plan.plan_id.clone(), plan.entries.clone());
         items.meta = value_or_absent(plan.meta.clone());
-        out.push(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
             PlanUpdateContent::Items(Box::new(items)),
-        ))));
+        )));
     }
     #[cfg(feature = "unstable")]
     super::drafts::replay_subagents(state, &mut out);
@@ -111,9 +111,9 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         // Known only from summary chunks: replayed as chunks, so it gets no status it never had.
         let Some(status) = compaction.status.clone() else {
             for block in &compaction.summary {
-                out.push(SessionUpdate::CompactionSummaryChunk(Box::new(
+                out.push(SessionUpdate::CompactionSummaryChunk(
                     CompactionSummaryChunk::new(compaction.compaction_id.clone(), block.clone()),
-                )));
+                ));
             }
             continue;
         };
@@ -124,9 +124,9 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         out.push(SessionUpdate::CompactionUpdate(Box::new(update)));
     }
     for raw in &state.unknown_plans {
-        out.push(SessionUpdate::PlanUpdate(Box::new(PlanUpdate::new(
+        out.push(SessionUpdate::PlanUpdate(PlanUpdate::new(
             PlanUpdateContent::Other(raw.clone()),
-        ))));
+        )));
     }
     for raw in &state.unknown {
         out.push(SessionUpdate::Other(raw.clone()));
@@ -143,8 +143,8 @@ pub fn current_state(state: &SessionState) -> SessionUpdate {
     let mut updates = foreground(state);
     match updates.pop() {
         Some(update) => update,
-        None => SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(Box::new(
-            IdleStateUpdate::new(IdleStateUpdateStopReason::None),
+        None => SessionUpdate::StateUpdate(StateUpdate::Idle(Box::new(IdleStateUpdate::new(
+            IdleStateUpdateStopReason::None,
         )))),
     }
 }
@@ -163,7 +163,7 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
         {
             idle.usage = value_or_absent(usage.take());
         }
-        SessionUpdate::StateUpdate(Box::new(StateUpdate::Idle(Box::new(idle))))
+        SessionUpdate::StateUpdate(StateUpdate::Idle(Box::new(idle)))
     };
     let mut out = Vec::new();
     if let Some(reason) = &fg.last_stop_reason {
@@ -183,24 +183,20 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
         ForegroundState::Running => {
             let mut running = RunningStateUpdate::new();
             running.background = background;
-            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Running(
-                running,
-            ))));
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
         }
         ForegroundState::RequiresAction => {
             let mut waiting = RequiresActionStateUpdate::new();
             waiting.background = background;
-            out.push(SessionUpdate::StateUpdate(Box::new(
-                StateUpdate::RequiresAction(waiting),
+            out.push(SessionUpdate::StateUpdate(StateUpdate::RequiresAction(
+                waiting,
             )));
         }
         #[cfg(feature = "unstable")]
         ForegroundState::Unconfirmed => {
             let mut unknown = UnknownStateUpdate::new();
             unknown.background = background;
-            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Unknown(
-                unknown,
-            ))));
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Unknown(unknown)));
         }
         ForegroundState::Unknown { raw } => {
             // An unknown state keeps the background work reported before it: report that
@@ -209,14 +205,10 @@ fn foreground(state: &SessionState) -> Vec<SessionUpdate> {
                 if let Patch::Value(work) = &background {
                     let mut running = RunningStateUpdate::new();
                     running.background = Patch::Value(work.clone());
-                    out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Running(
-                        running,
-                    ))));
+                    out.push(SessionUpdate::StateUpdate(StateUpdate::Running(running)));
                 }
             }
-            out.push(SessionUpdate::StateUpdate(Box::new(StateUpdate::Other(
-                raw.clone(),
-            ))))
+            out.push(SessionUpdate::StateUpdate(StateUpdate::Other(raw.clone())))
         }
     }
     out

@@ -185,9 +185,9 @@ impl SessionState {
 
     fn fold(&mut self, update: SessionUpdate) {
         match update {
-            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, *chunk),
-            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, *chunk),
-            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, *chunk),
+            SessionUpdate::UserMessageChunk(chunk) => self.chunk(Role::User, chunk),
+            SessionUpdate::AgentMessageChunk(chunk) => self.chunk(Role::Agent, chunk),
+            SessionUpdate::AgentThoughtChunk(chunk) => self.chunk(Role::Thought, chunk),
             SessionUpdate::UserMessage(m) => self
                 .message(Role::User, m.message_id)
                 .upsert(m.content, m.meta),
@@ -197,7 +197,7 @@ impl SessionState {
             SessionUpdate::AgentThought(m) => self
                 .message(Role::Thought, m.message_id)
                 .upsert(m.content, m.meta),
-            SessionUpdate::StateUpdate(state) => self.foreground.apply(*state),
+            SessionUpdate::StateUpdate(state) => self.foreground.apply(state),
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.clone();
                 let call = self.tool_calls.upsert(&id, || ToolCall::new(id.clone()));

@@ -79,7 +79,7 @@ fn size_of_def<'m>(
         }
         DefKind::IntEnum(..) => 16,
         DefKind::Tagged(u) => {
-            let mut largest = u.fallback.as_ref().map_or(0, |_| 96);
+            let mut largest = u.fallback.as_ref().map_or(0, |_| 8);
             for body in u.variants.iter().filter_map(|v| v.body.as_deref()) {
                 let size = size_of_def(body, defs, sizes, visiting);
                 largest = largest.max(if size > BOX_ABOVE { 8 } else { size });

@@ -135,13 +135,43 @@ pub fn tagged(
     let tag = &u.tag;
     let mut variants = Vec::new();
     let mut decode_arms = Vec::new();
+    let mut map_arms = Vec::new();
+    let mut known_arms = Vec::new();
     let mut encode_arms = Vec::new();
     let mut tag_arms = Vec::new();
-    for v in &u.variants {
+    for (index, v) in u.variants.iter().enumerate() {
         let rust_name = ident(&v.rust_name);
         let value = &v.value;
         let d = docs(v.docs.as_deref(), &format!("`{tag}: \"{value}\"`."));
         let cfg = gate(v.unstable);
+        // Members are numbered in schema order, drafts included, so a number means the same
+        // member with and without the `unstable` feature.
+        let number = proc_macro2::Literal::usize_unsuffixed(index);
+        let draft = v.unstable;
+        known_arms.push(quote! {
+            #cfg #value => Some(::acp_support::union::KnownTag::new(#number, #value, #draft)),
+        });
+        // From the live map: a generated struct decodes its fields directly; anything else
+        // through the `Deserializer` path.
+        map_arms.push(match &v.body {
+            Some(body) if structs.contains_key(body.as_str()) => {
+                let wrap = if boxed(body) {
+                    quote!(|body| Self::#rust_name(Box::new(body)))
+                } else {
+                    quote!(Self::#rust_name)
+                };
+                let body = ident(body);
+                quote! {
+                    #cfg #number => <#body as ::acp_support::object::DecodeFields>::decode_fields(map, Some(Self::TAG)).map(#wrap),
+                }
+            }
+            Some(_) => quote! {
+                #cfg #number => Self::decode_known(#value, ::acp_support::union::rest_of::<Self, A>(map)),
+            },
+            None => quote! {
+                #cfg #number => ::acp_support::union::unit_fields::<Self, A>(map).map(|()| Self::#rust_name),
+            },
+        });
         match &v.body {
             Some(body) if boxed(body) => {
                 let body = ident(body);
@@ -351,6 +381,23 @@ pub fn tagged(
                 match tag {
                     #(#decode_arms)*
                     other => Err(::serde::de::Error::unknown_variant(other, Self::KNOWN_TAGS)),
+                }
+            }
+
+            fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
+                match tag {
+                    #(#known_arms)*
+                    _ => None,
+                }
+            }
+
+            fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
+                known: ::acp_support::union::KnownTag,
+                map: A,
+            ) -> Result<Self, A::Error> {
+                match known.index() {
+                    #(#map_arms)*
+                    _ => Err(::serde::de::Error::unknown_variant(known.name(), Self::KNOWN_TAGS)),
                 }
             }
 

@@ -1,8 +1,8 @@
 //! A struct's `Deserialize`: one pass over the object, no intermediate `Value` for the properties
 //! it knows, every other property kept in order (`acp_support::object`).
 //!
-//! Property names are matched against a `NAMES` table without allocating; stable properties come
-//! first in it and draft ones after, so each property's index is the same with and without the
+//! Property names are matched by a generated `match` without allocating; stable properties are
+//! numbered first and draft ones after, so each property's index is the same with and without the
 //! `unstable` feature; a draft name is an unknown property in the stable view
 //! (`acp_support::drafts`). A property seen twice is an error. A struct with a flattened union buffers
 //! the entries it does not name and decodes the union from them.
@@ -25,7 +25,6 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         .filter(|f| !f.unstable)
         .chain(s.fields.iter().filter(|f| f.unstable))
         .collect();
-    let mut names = Vec::new();
     let mut index_arms = Vec::new();
     let mut slots = Vec::new();
     let mut arms = Vec::new();
@@ -47,7 +46,6 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         };
         let slot_ty = &plan.ty;
         let index = Literal::usize_unsuffixed(index);
-        names.push(quote!(#cfg #json_name));
         // A draft name is unknown in the stable view (`acp_support::drafts`).
         index_arms.push(if field.unstable {
             quote!(#cfg #json_name if !::acp_support::drafts::hidden() => Some(#index),)
@@ -96,6 +94,38 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         }
     };
     quote! {
+        impl ::acp_support::object::DecodeFields for #name {
+            fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
+                mut map: A,
+                refuse: Option<&'static str>,
+            ) -> Result<Self, A::Error> {
+                use ::acp_support::object::{keep_unknown, required, set_once, FieldKey, FieldSeed};
+                fn index(name: &str) -> Option<usize> {
+                    match name {
+                        #(#index_arms)*
+                        _ => None,
+                    }
+                }
+                let seed = FieldSeed::new(index).refusing(refuse);
+                #(#slots)*
+                #setup
+                while let Some(key) = map.next_key_seed(seed)? {
+                    match key {
+                        #(#arms)*
+                        #unknown_arm
+                        FieldKey::Known(_) => {
+                            map.next_value::<::serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                #after
+                Ok(#name {
+                    #(#inits)*
+                    extra,
+                })
+            }
+        }
+
         impl<'de> Deserialize<'de> for #name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct ObjectVisitor;
@@ -107,31 +137,8 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
                         f.write_str(#expecting)
                     }
 
-                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<#name, A::Error> {
-                        use ::acp_support::object::{keep_unknown, required, set_once, FieldKey, FieldSeed};
-                        const NAMES: &[&str] = &[#(#names),*];
-                        fn index(name: &str) -> Option<usize> {
-                            match name {
-                                #(#index_arms)*
-                                _ => None,
-                            }
-                        }
-                        #(#slots)*
-                        #setup
-                        while let Some(key) = map.next_key_seed(FieldSeed::new(NAMES, index))? {
-                            match key {
-                                #(#arms)*
-                                #unknown_arm
-                                FieldKey::Known(_) => {
-                                    map.next_value::<::serde::de::IgnoredAny>()?;
-                                }
-                            }
-                        }
-                        #after
-                        Ok(#name {
-                            #(#inits)*
-                            extra,
-                        })
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> Result<#name, A::Error> {
+                        <#name as ::acp_support::object::DecodeFields>::decode_fields(map, None)
                     }
                 }
 
