@@ -37,4 +37,3 @@ fn hot_path_types_stay_small() {
         assert!(size <= bound, "{name} is {size} bytes, more than {bound}");
     }
 }
-
