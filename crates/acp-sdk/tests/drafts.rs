@@ -192,3 +192,187 @@ async fn fork_archive_title_and_status_are_served_and_advertised() {
         .expect("session/unarchive");
     assert_eq!(list(&client, None).await, [(a_id, false), (b_id, false)]);
 }
+
+/// A v1 client that keeps every `session/update` it gets.
+#[derive(Clone, Default)]
+struct V1Recorder(Arc<Mutex<Vec<acp_v1::SessionNotification>>>);
+
+impl Handler for V1Recorder {
+    async fn handle_request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        Err(RpcError::method_not_found(&request.method))
+    }
+
+    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
+        if let Ok(update) = notification.params_as::<acp_v1::SessionNotification>() {
+            self.0.lock().expect("lock").push(update);
+        }
+    }
+}
+
+async fn list_v1(
+    client: &Connection,
+    filter: Option<acp_v1::SessionArchiveFilter>,
+) -> Vec<(String, bool)> {
+    let mut request = acp_v1::ListSessionsRequest::new();
+    if let Some(filter) = filter {
+        request = request.archived(filter);
+    }
+    let page = client.request(&request).await.expect("session/list");
+    page.sessions
+        .into_iter()
+        .map(|s| {
+            let archived = s.archived.as_option().copied().unwrap_or(false);
+            (s.session_id.to_string(), archived)
+        })
+        .collect()
+}
+
+/// The user's text in a v1 replay, message by message.
+fn user_text(updates: &[acp_v1::SessionNotification], session: &acp_v1::SessionId) -> String {
+    updates
+        .iter()
+        .filter(|n| &n.session_id == session)
+        .filter_map(|n| match &n.update {
+            acp_v1::SessionUpdate::UserMessageChunk(chunk) => match &chunk.content {
+                acp_v1::ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+#[tokio::test]
+async fn v1_clients_get_the_same_draft_methods() {
+    use acp_v1::SessionArchiveFilter as Filter;
+
+    let server = Server::new(Scripted);
+    let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(agent_io);
+    server.connect(read, write);
+    let (read, write) = tokio::io::split(client_io);
+    let recorder = V1Recorder::default();
+    let (client, _task) =
+        Connection::spawn(read, write, recorder.clone(), ConnectionOptions::default());
+    let hello = client
+        .request(&acp_v1::InitializeRequest::new(1))
+        .await
+        .expect("initialize");
+    let session = hello
+        .agent_capabilities
+        .expect("agent capabilities")
+        .session_capabilities
+        .expect("session capabilities");
+    assert!(session.fork.is_value() && session.archive.is_value());
+    assert!(session.title.is_value() && session.status.is_value());
+
+    let a = client
+        .request(&acp_v1::NewSessionRequest::new(cwd(), vec![]))
+        .await
+        .expect("session/new")
+        .session_id;
+    client
+        .request(&acp_v1::PromptRequest::new(
+            a.clone(),
+            vec![acp_v1::ContentBlock::from("hello")],
+        ))
+        .await
+        .expect("session/prompt");
+
+    // A title: answered, listed, and sent to the session's connection.
+    let titled = client
+        .request(&acp_v1::SetSessionTitleRequest::new(a.clone(), "First"))
+        .await
+        .expect("session/set_title");
+    assert_eq!(titled.title, "First");
+    let page = client
+        .request(&acp_v1::ListSessionsRequest::new())
+        .await
+        .expect("list");
+    assert_eq!(
+        page.sessions[0].title.as_option().map(String::as_str),
+        Some("First")
+    );
+    let sent_title = recorder.0.lock().expect("lock").iter().any(|n| {
+        matches!(&n.update, acp_v1::SessionUpdate::SessionInfoUpdate(info)
+            if info.title.as_option().map(String::as_str) == Some("First"))
+    });
+    assert!(sent_title, "the title was sent to the session's connection");
+
+    // Status: in memory; an unknown session is -32002.
+    let status = client
+        .request(&acp_v1::SessionStatusRequest::new(a.clone()))
+        .await
+        .expect("session/status");
+    assert_eq!(status.status, acp_v1::SessionStatus::Open);
+    let unknown = client
+        .request(&acp_v1::SessionStatusRequest::new("sess_404"))
+        .await
+        .expect_err("unknown");
+    assert_eq!(unknown.code(), -32002);
+
+    // A fork carries the log: loaded, it replays the original's prompt, then its own.
+    let b = client
+        .request(&acp_v1::ForkSessionRequest::new(a.clone(), cwd()))
+        .await
+        .expect("session/fork")
+        .session_id;
+    assert_ne!(a, b);
+    client
+        .request(&acp_v1::PromptRequest::new(
+            b.clone(),
+            vec![acp_v1::ContentBlock::from("in the fork")],
+        ))
+        .await
+        .expect("session/prompt in the fork");
+    recorder.0.lock().expect("lock").clear();
+    client
+        .request(&acp_v1::LoadSessionRequest::new(vec![], cwd(), b.clone()))
+        .await
+        .expect("load the fork");
+    let replayed = recorder.0.lock().expect("lock").clone();
+    assert_eq!(
+        user_text(&replayed, &b),
+        "hello|in the fork",
+        "{replayed:?}"
+    );
+    // The original's log is its own: the fork's prompt is not in it.
+    recorder.0.lock().expect("lock").clear();
+    client
+        .request(&acp_v1::LoadSessionRequest::new(vec![], cwd(), a.clone()))
+        .await
+        .expect("load the original");
+    let replayed = recorder.0.lock().expect("lock").clone();
+    assert_eq!(user_text(&replayed, &a), "hello", "{replayed:?}");
+
+    // Archived: out of the default list, in `only` and `include`, marked; unarchived: back.
+    client
+        .request(&acp_v1::ArchiveSessionRequest::new(a.clone()))
+        .await
+        .expect("session/archive");
+    let (a_id, b_id) = (a.to_string(), b.to_string());
+    assert_eq!(list_v1(&client, None).await, [(b_id.clone(), false)]);
+    assert_eq!(
+        list_v1(&client, Some(Filter::Only)).await,
+        [(a_id.clone(), true)]
+    );
+    assert_eq!(
+        list_v1(&client, Some(Filter::Include)).await,
+        [(a_id.clone(), true), (b_id.clone(), false)]
+    );
+    let bad = client
+        .request(&acp_v1::ListSessionsRequest::new().archived(Filter::from("_x")))
+        .await
+        .expect_err("an unknown filter");
+    assert_eq!(bad.code(), -32602);
+    client
+        .request(&acp_v1::UnarchiveSessionRequest::new(a.clone()))
+        .await
+        .expect("session/unarchive");
+    assert_eq!(list_v1(&client, None).await, [(a_id, false), (b_id, false)]);
+}

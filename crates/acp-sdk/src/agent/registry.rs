@@ -72,12 +72,14 @@ pub(crate) enum Wire {
 pub(crate) struct V1Wire {
     pub(crate) session: Mutex<acp_session::v1::agent::AgentSession>,
     pub(crate) history: Arc<Mutex<V1History>>,
+    /// The title `session/set_title` gave (a draft), shown by `session/list`.
+    pub(crate) title: Mutex<Option<String>>,
 }
 
 /// The updates of a v1 session, turn by turn, within a count and a byte limit (the updates'
 /// encoded size): past either the oldest turns go, and within the one turn left its oldest
 /// updates, so a session's history never holds more than its limits whatever a turn sends.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct V1History {
     turns: VecDeque<VecDeque<(usize, acp_v1::SessionUpdate)>>,
     updates: usize,

@@ -11,6 +11,7 @@
 //! [`ConfigCategory::Mode`]: super::ConfigCategory::Mode
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use acp_rpc::message::{Notification, Request};
@@ -37,6 +38,54 @@ use crate::content::v1_to_v2;
 use crate::validate;
 
 type Answer = Result<Box<RawValue>, RpcError>;
+
+/// Adds a session's modes and config options to an answer that opens it (`session/new`, `load`,
+/// `resume`, `fork`).
+macro_rules! with_config {
+    ($response:expr, $config:expr) => {{
+        let config = $config;
+        let mut response = $response;
+        if let Some(modes) = config.modes {
+            response = response.modes(modes);
+        }
+        if !config.options.is_empty() {
+            response = response.config_options(config.options);
+        }
+        response
+    }};
+}
+
+#[cfg(feature = "unstable")]
+mod drafts;
+#[cfg(feature = "unstable")]
+use drafts::archive_filter;
+
+/// Which sessions a `session/list` keeps by their archive state: without drafts, those not
+/// archived (no session is).
+#[cfg(not(feature = "unstable"))]
+fn archive_filter(_req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
+    Ok(|archived| !archived)
+}
+
+/// A session as `session/list` shows it: its directories, the title `session/set_title` gave,
+/// and whether it is archived (drafts).
+fn summary<S>(entry: &Entry<S>) -> SessionInfo {
+    let mut info = SessionInfo::new(entry.id.as_str(), entry.cwd.as_str());
+    let directories = lock(&entry.additional_directories).clone();
+    if !directories.is_empty() {
+        info = info.additional_directories(directories);
+    }
+    if let Wire::V1(wire) = &entry.wire {
+        if let Some(title) = lock(&wire.title).clone() {
+            info = info.title(title);
+        }
+    }
+    #[cfg(feature = "unstable")]
+    if entry.archived.load(Ordering::Relaxed) {
+        info = info.archived(true);
+    }
+    info
+}
 
 /// The v1 side of a served connection.
 pub struct V1Handler<A: Agent> {
@@ -81,6 +130,10 @@ impl<A: Agent> V1Handler<A> {
         if caps.additional_directories {
             session =
                 session.additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+        }
+        #[cfg(feature = "unstable")]
+        {
+            session = drafts::capabilities(session);
         }
         let capabilities = AgentCapabilities::new()
             .load_session(true)
@@ -202,40 +255,48 @@ impl<A: Agent> V1Handler<A> {
         Ok(())
     }
 
+    /// Registers a new session (`session/new`, `session/fork`) bound to the asking connection,
+    /// with `history` as its log.
+    fn open(
+        &self,
+        setup: &SessionSetup,
+        cwd: &str,
+        directories: Vec<String>,
+        state: A::Session,
+        history: V1History,
+        cx: &RequestContext,
+    ) -> Arc<Entry<A::Session>> {
+        let id = setup.session_id.clone();
+        let session = AgentSession::new(cx.connection().clone(), id.as_str(), self.limits());
+        self.shared.v1.insert(Entry {
+            id,
+            cwd: cwd.to_owned(),
+            additional_directories: Mutex::new(directories),
+            state,
+            wire: Wire::V1(V1Wire {
+                session: Mutex::new(session),
+                history: Arc::new(Mutex::new(history)),
+                title: Mutex::new(None),
+            }),
+            last_used: Default::default(),
+            last_used_ms: Default::default(),
+            archived: Default::default(),
+        })
+    }
+
     async fn session_request(&self, request: ClientRequest, cx: &RequestContext) -> Answer {
         match request {
             ClientRequest::NewSessionRequest(req) => {
                 let directories = req.additional_directories.clone().unwrap_or_default();
                 let setup = self.setup(None, &req.cwd, &directories, &req.mcp_servers)?;
-                let id = setup.session_id.clone();
                 let state = self.agent().new_session(&setup).await?;
-                let session =
-                    AgentSession::new(cx.connection().clone(), id.as_str(), self.limits());
-                let entry = self.shared.v1.insert(Entry {
-                    id: id.clone(),
-                    cwd: req.cwd.clone(),
-                    additional_directories: Mutex::new(directories),
-                    state,
-                    wire: Wire::V1(V1Wire {
-                        session: Mutex::new(session),
-                        history: Arc::new(Mutex::new(V1History::new(
-                            self.shared.options.v1_history_limit,
-                            self.shared.options.v1_history_bytes,
-                        ))),
-                    }),
-                    last_used: Default::default(),
-                    last_used_ms: Default::default(),
-                    archived: Default::default(),
-                });
-                let config = self.config(&entry);
-                let mut response = acp_v1::NewSessionResponse::new(id.as_str());
-                if let Some(modes) = config.modes {
-                    response = response.modes(modes);
-                }
-                if !config.options.is_empty() {
-                    response = response.config_options(config.options);
-                }
-                acp_rpc::result(&response)
+                let history = V1History::new(
+                    self.shared.options.v1_history_limit,
+                    self.shared.options.v1_history_bytes,
+                );
+                let entry = self.open(&setup, &req.cwd, directories, state, history, cx);
+                let response = acp_v1::NewSessionResponse::new(entry.id.as_str());
+                acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::LoadSessionRequest(req) => {
                 let entry = self.entry(req.session_id.as_str())?;
@@ -253,15 +314,8 @@ impl<A: Agent> V1Handler<A> {
                             .map_err(RpcError::from)?;
                     }
                 }
-                let config = self.config(&entry);
-                let mut response = LoadSessionResponse::new();
-                if let Some(modes) = config.modes {
-                    response = response.modes(modes);
-                }
-                if !config.options.is_empty() {
-                    response = response.config_options(config.options);
-                }
-                acp_rpc::result(&response)
+                let response = LoadSessionResponse::new();
+                acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::ResumeSessionRequest(req) => {
                 let entry = self.entry(req.session_id.as_str())?;
@@ -269,15 +323,8 @@ impl<A: Agent> V1Handler<A> {
                 let servers = req.mcp_servers.clone().unwrap_or_default();
                 self.check_reopen(&entry, &req.cwd, &directories, &servers)?;
                 self.rebind(&entry, cx.connection())?;
-                let config = self.config(&entry);
-                let mut response = ResumeSessionResponse::new();
-                if let Some(modes) = config.modes {
-                    response = response.modes(modes);
-                }
-                if !config.options.is_empty() {
-                    response = response.config_options(config.options);
-                }
-                acp_rpc::result(&response)
+                let response = ResumeSessionResponse::new();
+                acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::ListSessionsRequest(req) => self.list(req),
             ClientRequest::CloseSessionRequest(req) => {
@@ -326,6 +373,20 @@ impl<A: Agent> V1Handler<A> {
                 acp_rpc::result(&SetSessionConfigOptionResponse::new(config.options))
             }
             ClientRequest::PromptRequest(req) => self.prompt(req, cx).await,
+            #[cfg(feature = "unstable")]
+            ClientRequest::ForkSessionRequest(req) => self.fork(req, cx).await,
+            #[cfg(feature = "unstable")]
+            ClientRequest::ArchiveSessionRequest(req) => {
+                self.set_archived(req.session_id.as_str(), true)
+            }
+            #[cfg(feature = "unstable")]
+            ClientRequest::UnarchiveSessionRequest(req) => {
+                self.set_archived(req.session_id.as_str(), false)
+            }
+            #[cfg(feature = "unstable")]
+            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req).await,
+            #[cfg(feature = "unstable")]
+            ClientRequest::SessionStatusRequest(req) => self.status(req),
             other => Err(RpcError::method_not_found(
                 acp_support::method::Routed::method(&other),
             )),
@@ -340,28 +401,19 @@ impl<A: Agent> V1Handler<A> {
             }
             None => None,
         };
+        let keep = archive_filter(&req)?;
         let cursor = req.cursor.as_option().map(String::as_str);
         let (entries, next) = self.shared.v1.page(
             |entry| {
-                filter
-                    .as_deref()
-                    .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
+                keep(entry.archived.load(Ordering::Relaxed))
+                    && filter
+                        .as_deref()
+                        .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
             },
             cursor,
             self.shared.options.list_page_size,
         )?;
-        let sessions: Vec<SessionInfo> = entries
-            .iter()
-            .map(|entry| {
-                let info = SessionInfo::new(entry.id.as_str(), entry.cwd.as_str());
-                let directories = lock(&entry.additional_directories).clone();
-                if directories.is_empty() {
-                    info
-                } else {
-                    info.additional_directories(directories)
-                }
-            })
-            .collect();
+        let sessions: Vec<SessionInfo> = entries.iter().map(|entry| summary(entry)).collect();
         let mut response = ListSessionsResponse::new(sessions);
         if let Some(next) = next {
             response = response.next_cursor(next);

@@ -235,6 +235,12 @@ impl AgentSession {
         Ok(PromptResponse::new(stop_reason))
     }
 
+    /// Sends an update outside any turn (a new title, the session's info) on the connection the
+    /// session is bound to.
+    pub async fn send(&self, update: SessionUpdate) -> Result<(), Error> {
+        self.notify(update).await
+    }
+
     /// `true` when the session's updates go out on `connection`.
     pub fn is_bound_to(&self, connection: &Connection) -> bool {
         self.connection.same_as(connection)
