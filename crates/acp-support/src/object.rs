@@ -53,9 +53,7 @@ impl<F: Fn(&str) -> Option<usize>> FieldSeed<F> {
 
     fn key<E: de::Error>(&self, name: &str) -> Result<Option<usize>, E> {
         if self.refuse == Some(name) {
-            return Err(E::custom(format_args!(
-                "the discriminator `{name}` appears more than once"
-            )));
+            return Err(crate::union::discriminator_repeated(name));
         }
         Ok((self.index)(name))
     }

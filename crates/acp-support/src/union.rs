@@ -309,6 +309,14 @@ fn repeated<T: TaggedUnion, E: de::Error>() -> E {
     ))
 }
 
+/// The error for a member's body that names its union's discriminator `tag` again (the union
+/// wraps it with its own name and the member's tag).
+pub(crate) fn discriminator_repeated<E: de::Error>(tag: &str) -> E {
+    E::custom(format_args!(
+        "the discriminator `{tag}` appears more than once"
+    ))
+}
+
 fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     buffered: Vec<(String, Value)>,
 ) -> Result<T, A::Error> {
@@ -506,20 +514,14 @@ impl<'de, K: DeserializeSeed<'de>> de::Visitor<'de> for NotTag<K> {
     }
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<K::Value, E> {
         if v == self.tag {
-            return Err(E::custom(format_args!(
-                "the discriminator `{}` appears more than once",
-                self.tag
-            )));
+            return Err(discriminator_repeated(self.tag));
         }
         self.seed
             .deserialize(de::value::BorrowedStrDeserializer::new(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<K::Value, E> {
         if v == self.tag {
-            return Err(E::custom(format_args!(
-                "the discriminator `{}` appears more than once",
-                self.tag
-            )));
+            return Err(discriminator_repeated(self.tag));
         }
         self.seed.deserialize(v.into_deserializer())
     }
