@@ -57,6 +57,7 @@ impl<'de> Captured<'de> {
     }
 
     /// A deserializer reading this capture, reporting errors as `E`.
+    #[inline]
     pub fn into_deserializer<E: de::Error>(self) -> CapturedDeserializer<'de, E> {
         CapturedDeserializer {
             value: self,
@@ -92,6 +93,7 @@ pub(crate) struct CowStr;
 
 impl<'de> DeserializeSeed<'de> for CowStr {
     type Value = Cow<'de, str>;
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_str(self)
     }
@@ -102,9 +104,11 @@ impl<'de> Visitor<'de> for CowStr {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a string")
     }
+    #[inline]
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(Cow::Borrowed(v))
     }
+    #[inline]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Cow::Owned(v.to_owned()))
     }
@@ -114,6 +118,7 @@ impl<'de> Visitor<'de> for CowStr {
 }
 
 impl<'de> Deserialize<'de> for Captured<'de> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(CaptureVisitor)
     }
@@ -136,12 +141,15 @@ impl<'de> Visitor<'de> for CaptureVisitor {
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         Captured::deserialize(deserializer)
     }
+    #[inline]
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
         Ok(Captured::Bool(v))
     }
+    #[inline]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
         Ok(Captured::U64(v))
     }
+    #[inline]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
         Ok(if v < 0 {
             Captured::I64(v)
@@ -149,18 +157,22 @@ impl<'de> Visitor<'de> for CaptureVisitor {
             Captured::U64(v.unsigned_abs())
         })
     }
+    #[inline]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
         Ok(Captured::F64(v))
     }
+    #[inline]
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(Captured::Str(Cow::Borrowed(v)))
     }
+    #[inline]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Captured::Str(Cow::Owned(v.to_owned())))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
         Ok(Captured::Str(Cow::Owned(v)))
     }
+    #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
         while let Some(item) = seq.next_element()? {
@@ -168,6 +180,7 @@ impl<'de> Visitor<'de> for CaptureVisitor {
         }
         Ok(Captured::Seq(items))
     }
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4).min(64));
         while let Some(key) = map.next_key_seed(CowStr)? {
@@ -194,6 +207,7 @@ impl<'de, E: de::Error> IntoDeserializer<'de, E> for Captured<'de> {
 impl<'de, E: de::Error> Deserializer<'de> for CapturedDeserializer<'de, E> {
     type Error = E;
 
+    #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
         match self.value {
             Captured::Null => visitor.visit_unit(),
@@ -291,6 +305,7 @@ impl<E: de::Error> Items<'_, E> {
 
 impl<'de, E: de::Error> SeqAccess<'de> for Items<'de, E> {
     type Error = E;
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
@@ -321,6 +336,7 @@ impl<E: de::Error> Entries<'_, E> {
     }
 }
 
+#[inline]
 fn name_deserializer<'de, E: de::Error>(name: Cow<'de, str>) -> NameDeserializer<'de, E> {
     match name {
         Cow::Borrowed(s) => NameDeserializer::Borrowed(BorrowedStrDeserializer::new(s)),
@@ -335,6 +351,7 @@ enum NameDeserializer<'de, E> {
 }
 
 impl<'de, E: de::Error> NameDeserializer<'de, E> {
+    #[inline]
     fn seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, E> {
         match self {
             NameDeserializer::Borrowed(d) => seed.deserialize(d),
@@ -345,6 +362,7 @@ impl<'de, E: de::Error> NameDeserializer<'de, E> {
 
 impl<'de, E: de::Error> MapAccess<'de> for Entries<'de, E> {
     type Error = E;
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, E> {
         match self.entries.next() {
             Some((name, value)) => {
@@ -354,6 +372,7 @@ impl<'de, E: de::Error> MapAccess<'de> for Entries<'de, E> {
             None => Ok(None),
         }
     }
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, E> {
         match self.pending.take() {
             Some(value) => seed.deserialize(value.into_deserializer()),

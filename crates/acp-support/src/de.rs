@@ -26,6 +26,7 @@ use crate::Patch;
 ///
 /// The value is captured first (a failed parse cannot be rewound), strings borrowed from the
 /// input, so only fields that carry the keyword pay for it, and only when present.
+#[inline]
 pub fn default_on_error<'de, D, F>(deserializer: D) -> Result<F, D::Error>
 where
     D: Deserializer<'de>,
@@ -36,6 +37,7 @@ where
 }
 
 /// `x-deserialize-default-on-null`: `null` becomes the default, anything else decodes strictly.
+#[inline]
 pub fn default_on_null<'de, D, F>(deserializer: D) -> Result<F, D::Error>
 where
     D: Deserializer<'de>,
@@ -45,6 +47,7 @@ where
 }
 
 /// An optional property that is not nullable: when present it must hold a value.
+#[inline]
 pub fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -54,6 +57,7 @@ where
 }
 
 /// A required property that is nullable: it must be present, `null` or a value.
+#[inline]
 pub fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -181,6 +185,7 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for ItemsVisitor<T> {
 
 /// `x-deserialize-skip-invalid-items`: items that do not decode are dropped; a value that is not
 /// an array at all is still an error.
+#[inline]
 pub fn skip_invalid_items<'de, D, F>(deserializer: D) -> Result<F, D::Error>
 where
     D: Deserializer<'de>,
@@ -193,6 +198,7 @@ where
 
 /// `x-deserialize-skip-invalid-items` with `x-deserialize-default-on-error`: invalid items are
 /// dropped and a value that is not an array becomes the default.
+#[inline]
 pub fn skip_invalid_items_or_default<'de, D, F>(deserializer: D) -> Result<F, D::Error>
 where
     D: Deserializer<'de>,
@@ -211,6 +217,7 @@ macro_rules! wrapper {
         pub struct $name<F>(pub F);
 
         impl<'de, F: $($bound +)+> Deserialize<'de> for $name<F> {
+            #[inline]
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $function(deserializer).map($name)
             }
@@ -240,6 +247,7 @@ wrapper!(
 pub struct Present<T>(pub Option<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         present(deserializer).map(Present)
     }
@@ -250,6 +258,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
 pub struct RequiredNullable<T>(pub Option<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for RequiredNullable<T> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         required_nullable(deserializer).map(RequiredNullable)
     }

@@ -35,6 +35,7 @@ pub struct FieldSeed<F> {
 
 impl<F: Fn(&str) -> Option<usize>> FieldSeed<F> {
     /// A seed looking names up with `index`.
+    #[inline]
     pub fn new(index: F) -> Self {
         Self {
             index,
@@ -44,6 +45,7 @@ impl<F: Fn(&str) -> Option<usize>> FieldSeed<F> {
 
     /// The same seed, refusing the property `name` (a union's discriminator seen again).
     #[must_use]
+    #[inline]
     pub fn refusing(self, name: Option<&'static str>) -> Self {
         Self {
             refuse: name,
@@ -51,6 +53,7 @@ impl<F: Fn(&str) -> Option<usize>> FieldSeed<F> {
         }
     }
 
+    #[inline]
     fn key<E: de::Error>(&self, name: &str) -> Result<Option<usize>, E> {
         if self.refuse == Some(name) {
             return Err(crate::union::discriminator_repeated(name));
@@ -73,6 +76,7 @@ pub trait DecodeFields: Sized {
 impl<'de, F: Fn(&str) -> Option<usize>> DeserializeSeed<'de> for FieldSeed<F> {
     type Value = FieldKey;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<FieldKey, D::Error> {
         deserializer.deserialize_str(self)
     }
@@ -85,6 +89,7 @@ impl<'de, F: Fn(&str) -> Option<usize>> Visitor<'de> for FieldSeed<F> {
         f.write_str("a property name")
     }
 
+    #[inline]
     fn visit_str<E: de::Error>(self, name: &str) -> Result<FieldKey, E> {
         Ok(match self.key(name)? {
             Some(index) => FieldKey::Known(index),
@@ -110,6 +115,7 @@ pub fn keep_unknown<E: de::Error>(extra: &mut Extra, name: String, value: Value)
 }
 
 /// Stores a known property's value; a property seen before is an error.
+#[inline]
 pub fn set_once<T, E: de::Error>(
     slot: &mut Option<T>,
     name: &'static str,
@@ -123,6 +129,7 @@ pub fn set_once<T, E: de::Error>(
 }
 
 /// A required property's value, or the error naming it.
+#[inline]
 pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(name))
 }

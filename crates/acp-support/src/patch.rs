@@ -125,6 +125,7 @@ impl<T: Serialize> Serialize for Patch<T> {
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
     /// Called only when the property is present: `null` is [`Patch::Null`]; a missing property
     /// takes the `#[serde(default)]`, [`Patch::Absent`].
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Option::<T>::deserialize(deserializer).map(|v| match v {
             Some(v) => Patch::Value(v),

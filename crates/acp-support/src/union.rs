@@ -100,6 +100,7 @@ impl KnownTag {
 }
 
 /// Deserialises a [`TaggedUnion`] from a map.
+#[inline]
 pub fn deserialize<'de, D: Deserializer<'de>, T: TaggedUnion>(
     deserializer: D,
 ) -> Result<T, D::Error> {
@@ -117,6 +118,7 @@ struct KeySeed(&'static str);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Key;
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
         deserializer.deserialize_str(self)
     }
@@ -127,6 +129,7 @@ impl<'de> de::Visitor<'de> for KeySeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a property name")
     }
+    #[inline]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
         Ok(if v == self.0 {
             Key::Tag
@@ -146,22 +149,62 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
         write!(f, "a {} object with a `{}` discriminator", T::NAME, T::TAG)
     }
 
+    // The usual shape (the discriminator first, a tag this build knows) is decoded inline, so
+    // the member's decoder can be inlined into its caller; anything else goes out of line.
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
-        let mut buffered: Vec<(String, Value)> = Vec::new();
-        loop {
-            match map.next_key_seed(KeySeed(T::TAG))? {
-                Some(Key::Other(key)) => {
-                    let value: Value = map.next_value()?;
-                    buffered.push((key, value));
-                }
-                Some(Key::Tag) => {
-                    let tag = map.next_value_seed(TagSeed::<T>(PhantomData))?;
-                    return decode_with_tag::<T, A>(tag, buffered, map);
-                }
-                None => return decode_without_tag::<T, A>(buffered),
-            }
+        match map.next_key_seed(KeySeed(T::TAG))? {
+            Some(Key::Tag) => match map.next_value_seed(TagSeed::<T>(PhantomData))? {
+                TagValue::Known(known) => decode_known_first::<T, A>(known, map),
+                other => decode_with_tag::<T, A>(other, Vec::new(), map),
+            },
+            Some(Key::Other(key)) => decode_after_others::<T, A>(key, map),
+            None => decode_without_tag::<T, A>(Vec::new()),
         }
     }
+}
+
+/// Reads the entries before the discriminator (`first` is the first one's name), then decodes
+/// with whatever the discriminator is.
+#[inline(never)]
+fn decode_after_others<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    first: String,
+    mut map: A,
+) -> Result<T, A::Error> {
+    let mut buffered: Vec<(String, Value)> = vec![(first, map.next_value()?)];
+    loop {
+        match map.next_key_seed(KeySeed(T::TAG))? {
+            Some(Key::Other(key)) => {
+                let value: Value = map.next_value()?;
+                buffered.push((key, value));
+            }
+            Some(Key::Tag) => {
+                let tag = map.next_value_seed(TagSeed::<T>(PhantomData))?;
+                return decode_with_tag::<T, A>(tag, buffered, map);
+            }
+            None => return decode_without_tag::<T, A>(buffered),
+        }
+    }
+}
+
+/// Decodes a known member from the rest of the map, its discriminator having come first.
+#[inline]
+fn decode_known_first<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    known: KnownTag,
+    map: A,
+) -> Result<T, A::Error> {
+    T::decode_known_map(known, map).map_err(|err| malformed::<T, A::Error>(known.name(), err))
+}
+
+/// The error for a known member whose body does not decode.
+#[cold]
+fn malformed<T: TaggedUnion, E: de::Error>(tag: &str, err: E) -> E {
+    de::Error::custom(format_args!(
+        "{} variant `{}` is malformed: {}",
+        T::NAME,
+        tag,
+        err
+    ))
 }
 
 /// A discriminator's value, read without allocating when it is a tag this build knows.
@@ -178,12 +221,14 @@ struct TagSeed<T>(PhantomData<T>);
 
 impl<'de, T: TaggedUnion> DeserializeSeed<'de> for TagSeed<T> {
     type Value = TagValue;
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TagValue, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
 impl<T: TaggedUnion> TagSeed<T> {
+    #[inline]
     fn string(value: &str) -> Option<TagValue> {
         let known = T::known_tag(value)?;
         if known.draft && crate::drafts::hidden() {
@@ -198,6 +243,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for TagSeed<T> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a discriminator value")
     }
+    #[inline]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<TagValue, E> {
         Ok(Self::string(v).unwrap_or_else(|| TagValue::Unknown(v.to_owned())))
     }
@@ -235,6 +281,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for TagSeed<T> {
     }
 }
 
+#[inline(never)]
 fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     tag: TagValue,
     buffered: Vec<(String, Value)>,
@@ -242,21 +289,12 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
 ) -> Result<T, A::Error> {
     let tag = match tag {
         TagValue::Known(known) => {
-            let tag = known.name();
-            let decoded = if buffered.is_empty() {
-                T::decode_known_map(known, map)
-            } else {
-                let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
-                T::decode_known(tag, body)
-            };
-            return decoded.map_err(|err| {
-                de::Error::custom(format_args!(
-                    "{} variant `{}` is malformed: {}",
-                    T::NAME,
-                    tag,
-                    err
-                ))
-            });
+            if buffered.is_empty() {
+                return decode_known_first::<T, A>(known, map);
+            }
+            let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
+            return T::decode_known(known.name(), body)
+                .map_err(|err| malformed::<T, A::Error>(known.name(), err));
         }
         TagValue::Unknown(tag) => tag,
         TagValue::NotAString(other) => {
@@ -317,6 +355,7 @@ pub(crate) fn discriminator_repeated<E: de::Error>(tag: &str) -> E {
     ))
 }
 
+#[inline(never)]
 fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     buffered: Vec<(String, Value)>,
 ) -> Result<T, A::Error> {
