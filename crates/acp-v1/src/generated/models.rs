@@ -59,6 +59,7 @@ impl ::std::fmt::Debug for AgentAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -142,6 +143,7 @@ impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
 }
 
 impl<'de> Deserialize<'de> for AgentAuthCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -154,6 +156,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                 f.write_str("a `AgentAuthCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -303,6 +306,7 @@ impl ::std::fmt::Debug for AgentCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -448,6 +452,7 @@ impl ::acp_support::object::DecodeFields for AgentCapabilities {
 }
 
 impl<'de> Deserialize<'de> for AgentCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -460,6 +465,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 f.write_str("a `AgentCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1224,6 +1230,7 @@ impl ::std::fmt::Debug for Annotations {
 }
 
 impl ::acp_support::object::DecodeFields for Annotations {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1317,6 +1324,7 @@ impl ::acp_support::object::DecodeFields for Annotations {
 }
 
 impl<'de> Deserialize<'de> for Annotations {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1329,6 +1337,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 f.write_str("a `Annotations` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1470,6 +1479,7 @@ impl ::std::fmt::Debug for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1528,6 +1538,7 @@ impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ArchiveSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1540,6 +1551,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 f.write_str("a `ArchiveSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1627,6 +1639,7 @@ impl ::std::fmt::Debug for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1675,6 +1688,7 @@ impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ArchiveSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1687,6 +1701,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                 f.write_str("a `ArchiveSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1777,6 +1792,7 @@ impl ::std::fmt::Debug for AudioContent {
 }
 
 impl ::acp_support::object::DecodeFields for AudioContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1854,6 +1870,7 @@ impl ::acp_support::object::DecodeFields for AudioContent {
 }
 
 impl<'de> Deserialize<'de> for AudioContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1866,6 +1883,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 f.write_str("a `AudioContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2003,6 +2021,7 @@ impl ::std::fmt::Debug for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthAccount {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2113,6 +2132,7 @@ impl ::acp_support::object::DecodeFields for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthAccount {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2125,6 +2145,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 f.write_str("a `AuthAccount` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2277,6 +2298,7 @@ impl ::std::fmt::Debug for AuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AuthCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2338,6 +2360,7 @@ impl ::acp_support::object::DecodeFields for AuthCapabilities {
 }
 
 impl<'de> Deserialize<'de> for AuthCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2350,6 +2373,7 @@ impl<'de> Deserialize<'de> for AuthCapabilities {
                 f.write_str("a `AuthCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2460,6 +2484,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "terminal" => Some(::acp_support::union::KnownTag::new(0, "terminal", false)),
@@ -2467,6 +2492,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -2491,6 +2517,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
 }
 
 impl<'de> Deserialize<'de> for AuthMethod {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2559,6 +2586,7 @@ impl ::std::fmt::Debug for AuthMethodAgent {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodAgent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2632,6 +2660,7 @@ impl ::acp_support::object::DecodeFields for AuthMethodAgent {
 }
 
 impl<'de> Deserialize<'de> for AuthMethodAgent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2644,6 +2673,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 f.write_str("a `AuthMethodAgent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2799,6 +2829,7 @@ impl ::std::fmt::Debug for AuthMethodTerminal {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2892,6 +2923,7 @@ impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
 }
 
 impl<'de> Deserialize<'de> for AuthMethodTerminal {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2904,6 +2936,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 f.write_str("a `AuthMethodTerminal` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3105,6 +3138,7 @@ impl Serialize for AuthState {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthState {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3149,6 +3183,7 @@ impl ::std::fmt::Debug for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3197,6 +3232,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3209,6 +3245,7 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                 f.write_str("a `AuthStatusCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3300,6 +3337,7 @@ impl ::std::fmt::Debug for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3348,6 +3386,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3360,6 +3399,7 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                 f.write_str("a `AuthStatusRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3460,6 +3500,7 @@ impl ::std::fmt::Debug for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3530,6 +3571,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3542,6 +3584,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 f.write_str("a `AuthStatusResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3655,6 +3698,7 @@ impl ::std::fmt::Debug for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3725,6 +3769,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3737,6 +3782,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 f.write_str("a `AuthStatusUpdateNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3832,6 +3878,7 @@ impl ::std::fmt::Debug for AuthenticateRequest {
 }
 
 impl ::acp_support::object::DecodeFields for AuthenticateRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3889,6 +3936,7 @@ impl ::acp_support::object::DecodeFields for AuthenticateRequest {
 }
 
 impl<'de> Deserialize<'de> for AuthenticateRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3901,6 +3949,7 @@ impl<'de> Deserialize<'de> for AuthenticateRequest {
                 f.write_str("a `AuthenticateRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3980,6 +4029,7 @@ impl ::std::fmt::Debug for AuthenticateResponse {
 }
 
 impl ::acp_support::object::DecodeFields for AuthenticateResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4027,6 +4077,7 @@ impl ::acp_support::object::DecodeFields for AuthenticateResponse {
 }
 
 impl<'de> Deserialize<'de> for AuthenticateResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4039,6 +4090,7 @@ impl<'de> Deserialize<'de> for AuthenticateResponse {
                 f.write_str("a `AuthenticateResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4127,6 +4179,7 @@ impl ::std::fmt::Debug for AvailableCommand {
 }
 
 impl ::acp_support::object::DecodeFields for AvailableCommand {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4206,6 +4259,7 @@ impl ::acp_support::object::DecodeFields for AvailableCommand {
 }
 
 impl<'de> Deserialize<'de> for AvailableCommand {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4218,6 +4272,7 @@ impl<'de> Deserialize<'de> for AvailableCommand {
                 f.write_str("a `AvailableCommand` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4325,6 +4380,7 @@ impl ::std::fmt::Debug for AvailableCommandsUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for AvailableCommandsUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4388,6 +4444,7 @@ impl ::acp_support::object::DecodeFields for AvailableCommandsUpdate {
 }
 
 impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4400,6 +4457,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 f.write_str("a `AvailableCommandsUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4489,6 +4547,7 @@ impl ::std::fmt::Debug for BlobResourceContents {
 }
 
 impl ::acp_support::object::DecodeFields for BlobResourceContents {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4562,6 +4621,7 @@ impl ::acp_support::object::DecodeFields for BlobResourceContents {
 }
 
 impl<'de> Deserialize<'de> for BlobResourceContents {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4574,6 +4634,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 f.write_str("a `BlobResourceContents` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4671,6 +4732,7 @@ impl ::std::fmt::Debug for BooleanConfigOptionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanConfigOptionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4718,6 +4780,7 @@ impl ::acp_support::object::DecodeFields for BooleanConfigOptionCapabilities {
 }
 
 impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4730,6 +4793,7 @@ impl<'de> Deserialize<'de> for BooleanConfigOptionCapabilities {
                 f.write_str("a `BooleanConfigOptionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4828,6 +4892,7 @@ impl ::std::fmt::Debug for BooleanPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4917,6 +4982,7 @@ impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for BooleanPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4929,6 +4995,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 f.write_str("a `BooleanPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5058,6 +5125,7 @@ impl ::std::fmt::Debug for CancelNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5115,6 +5183,7 @@ impl ::acp_support::object::DecodeFields for CancelNotification {
 }
 
 impl<'de> Deserialize<'de> for CancelNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5127,6 +5196,7 @@ impl<'de> Deserialize<'de> for CancelNotification {
                 f.write_str("a `CancelNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5212,6 +5282,7 @@ impl ::std::fmt::Debug for CancelRequestNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelRequestNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5269,6 +5340,7 @@ impl ::acp_support::object::DecodeFields for CancelRequestNotification {
 }
 
 impl<'de> Deserialize<'de> for CancelRequestNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5281,6 +5353,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 f.write_str("a `CancelRequestNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5423,6 +5496,7 @@ impl ::std::fmt::Debug for ClientCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5588,6 +5662,7 @@ impl ::acp_support::object::DecodeFields for ClientCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ClientCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5600,6 +5675,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 f.write_str("a `ClientCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6458,6 +6534,7 @@ impl ::std::fmt::Debug for ClientSessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientSessionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6551,6 +6628,7 @@ impl ::acp_support::object::DecodeFields for ClientSessionCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ClientSessionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6563,6 +6641,7 @@ impl<'de> Deserialize<'de> for ClientSessionCapabilities {
                 f.write_str("a `ClientSessionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6699,6 +6778,7 @@ impl ::std::fmt::Debug for CloseSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6756,6 +6836,7 @@ impl ::acp_support::object::DecodeFields for CloseSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for CloseSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6768,6 +6849,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 f.write_str("a `CloseSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6847,6 +6929,7 @@ impl ::std::fmt::Debug for CloseSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6894,6 +6977,7 @@ impl ::acp_support::object::DecodeFields for CloseSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for CloseSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6906,6 +6990,7 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                 f.write_str("a `CloseSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7105,6 +7190,7 @@ impl Serialize for CompactionStatus {
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7146,6 +7232,7 @@ impl ::std::fmt::Debug for CompactionSummaryChunk {
 }
 
 impl ::acp_support::object::DecodeFields for CompactionSummaryChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7213,6 +7300,7 @@ impl ::acp_support::object::DecodeFields for CompactionSummaryChunk {
 }
 
 impl<'de> Deserialize<'de> for CompactionSummaryChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7225,6 +7313,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 f.write_str("a `CompactionSummaryChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7326,6 +7415,7 @@ impl ::std::fmt::Debug for CompactionUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for CompactionUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7423,6 +7513,7 @@ impl ::acp_support::object::DecodeFields for CompactionUpdate {
 }
 
 impl<'de> Deserialize<'de> for CompactionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7435,6 +7526,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 f.write_str("a `CompactionUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7554,6 +7646,7 @@ impl ::std::fmt::Debug for CompleteElicitationNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7611,6 +7704,7 @@ impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
 }
 
 impl<'de> Deserialize<'de> for CompleteElicitationNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7623,6 +7717,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 f.write_str("a `CompleteElicitationNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7706,6 +7801,7 @@ impl ::std::fmt::Debug for ConfigOptionUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for ConfigOptionUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7769,6 +7865,7 @@ impl ::acp_support::object::DecodeFields for ConfigOptionUpdate {
 }
 
 impl<'de> Deserialize<'de> for ConfigOptionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7781,6 +7878,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 f.write_str("a `ConfigOptionUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7863,6 +7961,7 @@ impl ::std::fmt::Debug for Content {
 }
 
 impl ::acp_support::object::DecodeFields for Content {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7920,6 +8019,7 @@ impl ::acp_support::object::DecodeFields for Content {
 }
 
 impl<'de> Deserialize<'de> for Content {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7932,6 +8032,7 @@ impl<'de> Deserialize<'de> for Content {
                 f.write_str("a `Content` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8129,6 +8230,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "text" => Some(::acp_support::union::KnownTag::new(0, "text", false)),
@@ -8142,6 +8244,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -8188,6 +8291,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8263,6 +8367,7 @@ impl ::std::fmt::Debug for ContentChunk {
 }
 
 impl ::acp_support::object::DecodeFields for ContentChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8334,6 +8439,7 @@ impl ::acp_support::object::DecodeFields for ContentChunk {
 }
 
 impl<'de> Deserialize<'de> for ContentChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8346,6 +8452,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 f.write_str("a `ContentChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8447,6 +8554,7 @@ impl ::std::fmt::Debug for Cost {
 }
 
 impl ::acp_support::object::DecodeFields for Cost {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8514,6 +8622,7 @@ impl ::acp_support::object::DecodeFields for Cost {
 }
 
 impl<'de> Deserialize<'de> for Cost {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8526,6 +8635,7 @@ impl<'de> Deserialize<'de> for Cost {
                 f.write_str("a `Cost` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8619,6 +8729,7 @@ impl ::std::fmt::Debug for CreateElicitationRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8674,6 +8785,7 @@ impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8686,6 +8798,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 f.write_str("a `CreateElicitationRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8818,6 +8931,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "form" => Some(::acp_support::union::KnownTag::new(0, "form", false)),
@@ -8826,6 +8940,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -8855,6 +8970,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8916,6 +9032,7 @@ impl ::std::fmt::Debug for CreateElicitationResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8965,6 +9082,7 @@ impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8977,6 +9095,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                 f.write_str("a `CreateElicitationResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9103,6 +9222,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "accept" => Some(::acp_support::union::KnownTag::new(0, "accept", false)),
@@ -9112,6 +9232,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -9138,6 +9259,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9230,6 +9352,7 @@ impl ::std::fmt::Debug for CreateTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateTerminalRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9329,6 +9452,7 @@ impl ::acp_support::object::DecodeFields for CreateTerminalRequest {
 }
 
 impl<'de> Deserialize<'de> for CreateTerminalRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9341,6 +9465,7 @@ impl<'de> Deserialize<'de> for CreateTerminalRequest {
                 f.write_str("a `CreateTerminalRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9471,6 +9596,7 @@ impl ::std::fmt::Debug for CreateTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateTerminalResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9528,6 +9654,7 @@ impl ::acp_support::object::DecodeFields for CreateTerminalResponse {
 }
 
 impl<'de> Deserialize<'de> for CreateTerminalResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9540,6 +9667,7 @@ impl<'de> Deserialize<'de> for CreateTerminalResponse {
                 f.write_str("a `CreateTerminalResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9625,6 +9753,7 @@ impl ::std::fmt::Debug for CurrentModeUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for CurrentModeUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9682,6 +9811,7 @@ impl ::acp_support::object::DecodeFields for CurrentModeUpdate {
 }
 
 impl<'de> Deserialize<'de> for CurrentModeUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9694,6 +9824,7 @@ impl<'de> Deserialize<'de> for CurrentModeUpdate {
                 f.write_str("a `CurrentModeUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9779,6 +9910,7 @@ impl ::std::fmt::Debug for DeleteSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9836,6 +9968,7 @@ impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for DeleteSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9848,6 +9981,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 f.write_str("a `DeleteSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9927,6 +10061,7 @@ impl ::std::fmt::Debug for DeleteSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9974,6 +10109,7 @@ impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for DeleteSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9986,6 +10122,7 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                 f.write_str("a `DeleteSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10079,6 +10216,7 @@ impl ::std::fmt::Debug for Diff {
 }
 
 impl ::acp_support::object::DecodeFields for Diff {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10156,6 +10294,7 @@ impl ::acp_support::object::DecodeFields for Diff {
 }
 
 impl<'de> Deserialize<'de> for Diff {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10168,6 +10307,7 @@ impl<'de> Deserialize<'de> for Diff {
                 f.write_str("a `Diff` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10271,6 +10411,7 @@ impl ::std::fmt::Debug for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10329,6 +10470,7 @@ impl ::acp_support::object::DecodeFields for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for DisableProviderRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10341,6 +10483,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 f.write_str("a `DisableProviderRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10428,6 +10571,7 @@ impl ::std::fmt::Debug for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10476,6 +10620,7 @@ impl ::acp_support::object::DecodeFields for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for DisableProviderResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10488,6 +10633,7 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                 f.write_str("a `DisableProviderResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10563,6 +10709,7 @@ impl ::std::fmt::Debug for ElicitationAcceptAction {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10611,6 +10758,7 @@ impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
 }
 
 impl<'de> Deserialize<'de> for ElicitationAcceptAction {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10623,6 +10771,7 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 f.write_str("a `ElicitationAcceptAction` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10720,6 +10869,7 @@ impl ::std::fmt::Debug for ElicitationCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10799,6 +10949,7 @@ impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10811,6 +10962,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 f.write_str("a `ElicitationCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10939,6 +11091,7 @@ impl ::std::fmt::Debug for ElicitationFormCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10986,6 +11139,7 @@ impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10998,6 +11152,7 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                 f.write_str("a `ElicitationFormCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11076,6 +11231,7 @@ impl ::std::fmt::Debug for ElicitationFormMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormMode {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11121,6 +11277,7 @@ impl ::acp_support::object::DecodeFields for ElicitationFormMode {
 }
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11133,6 +11290,7 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                 f.write_str("a `ElicitationFormMode` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11354,6 +11512,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "string" => Some(::acp_support::union::KnownTag::new(0, "string", false)),
@@ -11365,6 +11524,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -11415,6 +11575,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11470,6 +11631,7 @@ impl ::std::fmt::Debug for ElicitationRequestScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11513,6 +11675,7 @@ impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
 }
 
 impl<'de> Deserialize<'de> for ElicitationRequestScope {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11525,6 +11688,7 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                 f.write_str("a `ElicitationRequestScope` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11620,6 +11784,7 @@ impl ::std::fmt::Debug for ElicitationSchema {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11739,6 +11904,7 @@ impl ::acp_support::object::DecodeFields for ElicitationSchema {
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11751,6 +11917,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 f.write_str("a `ElicitationSchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11952,6 +12119,7 @@ impl ::std::fmt::Debug for ElicitationSessionScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12009,6 +12177,7 @@ impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
 }
 
 impl<'de> Deserialize<'de> for ElicitationSessionScope {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12021,6 +12190,7 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 f.write_str("a `ElicitationSessionScope` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12104,6 +12274,7 @@ impl ::std::fmt::Debug for ElicitationUrlCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12151,6 +12322,7 @@ impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12163,6 +12335,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                 f.write_str("a `ElicitationUrlCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12244,6 +12417,7 @@ impl ::std::fmt::Debug for ElicitationUrlMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12295,6 +12469,7 @@ impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
 }
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12307,6 +12482,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 f.write_str("a `ElicitationUrlMode` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12402,6 +12578,7 @@ impl ::std::fmt::Debug for EmbeddedResource {
 }
 
 impl ::acp_support::object::DecodeFields for EmbeddedResource {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12473,6 +12650,7 @@ impl ::acp_support::object::DecodeFields for EmbeddedResource {
 }
 
 impl<'de> Deserialize<'de> for EmbeddedResource {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12485,6 +12663,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 f.write_str("a `EmbeddedResource` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12604,6 +12783,7 @@ impl ::std::fmt::Debug for EnumOption {
 }
 
 impl ::acp_support::object::DecodeFields for EnumOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12677,6 +12857,7 @@ impl ::acp_support::object::DecodeFields for EnumOption {
 }
 
 impl<'de> Deserialize<'de> for EnumOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12689,6 +12870,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 f.write_str("a `EnumOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12790,6 +12972,7 @@ impl ::std::fmt::Debug for EnvVariable {
 }
 
 impl ::acp_support::object::DecodeFields for EnvVariable {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12849,6 +13032,7 @@ impl ::acp_support::object::DecodeFields for EnvVariable {
 }
 
 impl<'de> Deserialize<'de> for EnvVariable {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12861,6 +13045,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 f.write_str("a `EnvVariable` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12951,6 +13136,7 @@ impl ::std::fmt::Debug for Error {
 }
 
 impl ::acp_support::object::DecodeFields for Error {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13010,6 +13196,7 @@ impl ::acp_support::object::DecodeFields for Error {
 }
 
 impl<'de> Deserialize<'de> for Error {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13022,6 +13209,7 @@ impl<'de> Deserialize<'de> for Error {
                 f.write_str("a `Error` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13150,6 +13338,7 @@ impl From<i32> for ErrorCode {
 }
 
 impl<'de> Deserialize<'de> for ErrorCode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13206,6 +13395,7 @@ impl ::std::fmt::Debug for ErrorStopReason {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ErrorStopReason {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13254,6 +13444,7 @@ impl ::acp_support::object::DecodeFields for ErrorStopReason {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ErrorStopReason {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13266,6 +13457,7 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                 f.write_str("a `ErrorStopReason` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13400,6 +13592,7 @@ impl ::std::fmt::Debug for FileSystemCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for FileSystemCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13475,6 +13668,7 @@ impl ::acp_support::object::DecodeFields for FileSystemCapabilities {
 }
 
 impl<'de> Deserialize<'de> for FileSystemCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13487,6 +13681,7 @@ impl<'de> Deserialize<'de> for FileSystemCapabilities {
                 f.write_str("a `FileSystemCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13626,6 +13821,7 @@ impl ::std::fmt::Debug for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13720,6 +13916,7 @@ impl ::acp_support::object::DecodeFields for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ForkSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13732,6 +13929,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 f.write_str("a `ForkSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13865,6 +14063,7 @@ impl ::std::fmt::Debug for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13953,6 +14152,7 @@ impl ::acp_support::object::DecodeFields for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ForkSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13965,6 +14165,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 f.write_str("a `ForkSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14081,6 +14282,7 @@ impl ::std::fmt::Debug for HttpHeader {
 }
 
 impl ::acp_support::object::DecodeFields for HttpHeader {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14140,6 +14342,7 @@ impl ::acp_support::object::DecodeFields for HttpHeader {
 }
 
 impl<'de> Deserialize<'de> for HttpHeader {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14152,6 +14355,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 f.write_str("a `HttpHeader` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14245,6 +14449,7 @@ impl ::std::fmt::Debug for IdleStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for IdleStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14309,6 +14514,7 @@ impl ::acp_support::object::DecodeFields for IdleStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for IdleStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14321,6 +14527,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 f.write_str("a `IdleStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14500,6 +14707,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "end_turn" => Some(::acp_support::union::KnownTag::new(0, "end_turn", false)),
@@ -14518,6 +14726,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -14563,6 +14772,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14653,6 +14863,7 @@ impl ::std::fmt::Debug for ImageContent {
 }
 
 impl ::acp_support::object::DecodeFields for ImageContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14744,6 +14955,7 @@ impl ::acp_support::object::DecodeFields for ImageContent {
 }
 
 impl<'de> Deserialize<'de> for ImageContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14756,6 +14968,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 f.write_str("a `ImageContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14883,6 +15096,7 @@ impl ::std::fmt::Debug for Implementation {
 }
 
 impl ::acp_support::object::DecodeFields for Implementation {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14956,6 +15170,7 @@ impl ::acp_support::object::DecodeFields for Implementation {
 }
 
 impl<'de> Deserialize<'de> for Implementation {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14968,6 +15183,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 f.write_str("a `Implementation` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15129,6 +15345,7 @@ impl ::std::fmt::Debug for InitializeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15216,6 +15433,7 @@ impl ::acp_support::object::DecodeFields for InitializeRequest {
 }
 
 impl<'de> Deserialize<'de> for InitializeRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15228,6 +15446,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 f.write_str("a `InitializeRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15355,6 +15574,7 @@ impl ::std::fmt::Debug for InitializeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15456,6 +15676,7 @@ impl ::acp_support::object::DecodeFields for InitializeResponse {
 }
 
 impl<'de> Deserialize<'de> for InitializeResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15468,6 +15689,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 f.write_str("a `InitializeResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15610,6 +15832,7 @@ impl ::std::fmt::Debug for IntegerPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15719,6 +15942,7 @@ impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for IntegerPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15731,6 +15955,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 f.write_str("a `IntegerPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15892,6 +16117,7 @@ impl ::std::fmt::Debug for KillTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for KillTerminalRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15959,6 +16185,7 @@ impl ::acp_support::object::DecodeFields for KillTerminalRequest {
 }
 
 impl<'de> Deserialize<'de> for KillTerminalRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15971,6 +16198,7 @@ impl<'de> Deserialize<'de> for KillTerminalRequest {
                 f.write_str("a `KillTerminalRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16054,6 +16282,7 @@ impl ::std::fmt::Debug for KillTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for KillTerminalResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16101,6 +16330,7 @@ impl ::acp_support::object::DecodeFields for KillTerminalResponse {
 }
 
 impl<'de> Deserialize<'de> for KillTerminalResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16113,6 +16343,7 @@ impl<'de> Deserialize<'de> for KillTerminalResponse {
                 f.write_str("a `KillTerminalResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16198,6 +16429,7 @@ impl ::std::fmt::Debug for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16246,6 +16478,7 @@ impl ::acp_support::object::DecodeFields for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ListProvidersRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16258,6 +16491,7 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                 f.write_str("a `ListProvidersRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16347,6 +16581,7 @@ impl ::std::fmt::Debug for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16405,6 +16640,7 @@ impl ::acp_support::object::DecodeFields for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ListProvidersResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16417,6 +16653,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 f.write_str("a `ListProvidersResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16521,6 +16758,7 @@ impl ::std::fmt::Debug for ListSessionsRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16600,6 +16838,7 @@ impl ::acp_support::object::DecodeFields for ListSessionsRequest {
 }
 
 impl<'de> Deserialize<'de> for ListSessionsRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16612,6 +16851,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 f.write_str("a `ListSessionsRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16746,6 +16986,7 @@ impl ::std::fmt::Debug for ListSessionsResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16823,6 +17064,7 @@ impl ::acp_support::object::DecodeFields for ListSessionsResponse {
 }
 
 impl<'de> Deserialize<'de> for ListSessionsResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16835,6 +17077,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 f.write_str("a `ListSessionsResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17024,6 +17267,7 @@ impl Serialize for LlmProtocol {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for LlmProtocol {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17099,6 +17343,7 @@ impl ::std::fmt::Debug for LoadSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LoadSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17202,6 +17447,7 @@ impl ::acp_support::object::DecodeFields for LoadSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for LoadSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17214,6 +17460,7 @@ impl<'de> Deserialize<'de> for LoadSessionRequest {
                 f.write_str("a `LoadSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17335,6 +17582,7 @@ impl ::std::fmt::Debug for LoadSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LoadSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17412,6 +17660,7 @@ impl ::acp_support::object::DecodeFields for LoadSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for LoadSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17424,6 +17673,7 @@ impl<'de> Deserialize<'de> for LoadSessionResponse {
                 f.write_str("a `LoadSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17534,6 +17784,7 @@ impl ::std::fmt::Debug for LogoutCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17581,6 +17832,7 @@ impl ::acp_support::object::DecodeFields for LogoutCapabilities {
 }
 
 impl<'de> Deserialize<'de> for LogoutCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17593,6 +17845,7 @@ impl<'de> Deserialize<'de> for LogoutCapabilities {
                 f.write_str("a `LogoutCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17673,6 +17926,7 @@ impl ::std::fmt::Debug for LogoutRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17720,6 +17974,7 @@ impl ::acp_support::object::DecodeFields for LogoutRequest {
 }
 
 impl<'de> Deserialize<'de> for LogoutRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17732,6 +17987,7 @@ impl<'de> Deserialize<'de> for LogoutRequest {
                 f.write_str("a `LogoutRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17810,6 +18066,7 @@ impl ::std::fmt::Debug for LogoutResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17857,6 +18114,7 @@ impl ::acp_support::object::DecodeFields for LogoutResponse {
 }
 
 impl<'de> Deserialize<'de> for LogoutResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17869,6 +18127,7 @@ impl<'de> Deserialize<'de> for LogoutResponse {
                 f.write_str("a `LogoutResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17965,6 +18224,7 @@ impl ::std::fmt::Debug for McpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18060,6 +18320,7 @@ impl ::acp_support::object::DecodeFields for McpCapabilities {
 }
 
 impl<'de> Deserialize<'de> for McpCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18072,6 +18333,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 f.write_str("a `McpCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18186,6 +18448,7 @@ impl ::std::fmt::Debug for McpError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpError {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18246,6 +18509,7 @@ impl ::acp_support::object::DecodeFields for McpError {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for McpError {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18258,6 +18522,7 @@ impl<'de> Deserialize<'de> for McpError {
                 f.write_str("a `McpError` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18454,6 +18719,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "http" => Some(::acp_support::union::KnownTag::new(0, "http", false)),
@@ -18464,6 +18730,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -18504,6 +18771,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
 }
 
 impl<'de> Deserialize<'de> for McpServer {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18581,6 +18849,7 @@ impl ::std::fmt::Debug for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpServerAcp {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18645,6 +18914,7 @@ impl ::acp_support::object::DecodeFields for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for McpServerAcp {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18657,6 +18927,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 f.write_str("a `McpServerAcp` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18794,6 +19065,7 @@ impl ::std::fmt::Debug for McpServerHttp {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerHttp {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18867,6 +19139,7 @@ impl ::acp_support::object::DecodeFields for McpServerHttp {
 }
 
 impl<'de> Deserialize<'de> for McpServerHttp {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18879,6 +19152,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 f.write_str("a `McpServerHttp` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18973,6 +19247,7 @@ impl ::std::fmt::Debug for McpServerSse {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerSse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19046,6 +19321,7 @@ impl ::acp_support::object::DecodeFields for McpServerSse {
 }
 
 impl<'de> Deserialize<'de> for McpServerSse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19058,6 +19334,7 @@ impl<'de> Deserialize<'de> for McpServerSse {
                 f.write_str("a `McpServerSse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19155,6 +19432,7 @@ impl ::std::fmt::Debug for McpServerStdio {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerStdio {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19242,6 +19520,7 @@ impl ::acp_support::object::DecodeFields for McpServerStdio {
 }
 
 impl<'de> Deserialize<'de> for McpServerStdio {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19254,6 +19533,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 f.write_str("a `McpServerStdio` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19403,6 +19683,7 @@ impl ::std::fmt::Debug for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19487,6 +19768,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19499,6 +19781,7 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 f.write_str("a `MessageMcpNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19624,6 +19907,7 @@ impl ::std::fmt::Debug for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19708,6 +19992,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19720,6 +20005,7 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 f.write_str("a `MessageMcpRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19843,6 +20129,7 @@ impl ::std::fmt::Debug for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19897,6 +20184,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponseError {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19909,6 +20197,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 f.write_str("a `MessageMcpResponseError` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19991,6 +20280,7 @@ impl ::std::fmt::Debug for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20049,6 +20339,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponseResult {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20061,6 +20352,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 f.write_str("a `MessageMcpResponseResult` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20162,6 +20454,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "string" => Some(::acp_support::union::KnownTag::new(0, "string", false)),
@@ -20169,6 +20462,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -20197,6 +20491,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for MultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20287,6 +20582,7 @@ impl ::std::fmt::Debug for MultiSelectPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20408,6 +20704,7 @@ impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20420,6 +20717,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 f.write_str("a `MultiSelectPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20605,6 +20903,7 @@ impl ::std::fmt::Debug for NewSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20698,6 +20997,7 @@ impl ::acp_support::object::DecodeFields for NewSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for NewSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20710,6 +21010,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 f.write_str("a `NewSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20834,6 +21135,7 @@ impl ::std::fmt::Debug for NewSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20921,6 +21223,7 @@ impl ::acp_support::object::DecodeFields for NewSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for NewSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20933,6 +21236,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 f.write_str("a `NewSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21060,6 +21364,7 @@ impl ::std::fmt::Debug for Notice {
 }
 
 impl ::acp_support::object::DecodeFields for Notice {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21137,6 +21442,7 @@ impl ::acp_support::object::DecodeFields for Notice {
 }
 
 impl<'de> Deserialize<'de> for Notice {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21149,6 +21455,7 @@ impl<'de> Deserialize<'de> for Notice {
                 f.write_str("a `Notice` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21322,6 +21629,7 @@ impl Serialize for NoticeSeverity {
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21389,6 +21697,7 @@ impl ::std::fmt::Debug for NumberPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for NumberPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21500,6 +21809,7 @@ impl ::acp_support::object::DecodeFields for NumberPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for NumberPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21512,6 +21822,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 f.write_str("a `NumberPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21675,6 +21986,7 @@ impl ::std::fmt::Debug for PermissionOption {
 }
 
 impl ::acp_support::object::DecodeFields for PermissionOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21748,6 +22060,7 @@ impl ::acp_support::object::DecodeFields for PermissionOption {
 }
 
 impl<'de> Deserialize<'de> for PermissionOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21760,6 +22073,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 f.write_str("a `PermissionOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21966,6 +22280,7 @@ impl ::std::fmt::Debug for Plan {
 }
 
 impl ::acp_support::object::DecodeFields for Plan {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22027,6 +22342,7 @@ impl ::acp_support::object::DecodeFields for Plan {
 }
 
 impl<'de> Deserialize<'de> for Plan {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22039,6 +22355,7 @@ impl<'de> Deserialize<'de> for Plan {
                 f.write_str("a `Plan` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22122,6 +22439,7 @@ impl ::std::fmt::Debug for PlanCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22170,6 +22488,7 @@ impl ::acp_support::object::DecodeFields for PlanCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22182,6 +22501,7 @@ impl<'de> Deserialize<'de> for PlanCapabilities {
                 f.write_str("a `PlanCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22275,6 +22595,7 @@ impl ::std::fmt::Debug for PlanEntry {
 }
 
 impl ::acp_support::object::DecodeFields for PlanEntry {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22348,6 +22669,7 @@ impl ::acp_support::object::DecodeFields for PlanEntry {
 }
 
 impl<'de> Deserialize<'de> for PlanEntry {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22360,6 +22682,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 f.write_str("a `PlanEntry` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22598,6 +22921,7 @@ impl ::std::fmt::Debug for PlanFile {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanFile {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22658,6 +22982,7 @@ impl ::acp_support::object::DecodeFields for PlanFile {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanFile {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22670,6 +22995,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                 f.write_str("a `PlanFile` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22812,6 +23138,7 @@ impl ::std::fmt::Debug for PlanItems {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22880,6 +23207,7 @@ impl ::acp_support::object::DecodeFields for PlanItems {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22892,6 +23220,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                 f.write_str("a `PlanItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22987,6 +23316,7 @@ impl ::std::fmt::Debug for PlanMarkdown {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanMarkdown {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23047,6 +23377,7 @@ impl ::acp_support::object::DecodeFields for PlanMarkdown {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanMarkdown {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23059,6 +23390,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 f.write_str("a `PlanMarkdown` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23151,6 +23483,7 @@ impl ::std::fmt::Debug for PlanRemoved {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanRemoved {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23205,6 +23538,7 @@ impl ::acp_support::object::DecodeFields for PlanRemoved {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanRemoved {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23217,6 +23551,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 f.write_str("a `PlanRemoved` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23307,6 +23642,7 @@ impl ::std::fmt::Debug for PlanUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23365,6 +23701,7 @@ impl ::acp_support::object::DecodeFields for PlanUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23377,6 +23714,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 f.write_str("a `PlanUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23506,6 +23844,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "items" => Some(::acp_support::union::KnownTag::new(0, "items", false)),
@@ -23515,6 +23854,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -23548,6 +23888,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanUpdateContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23632,6 +23973,7 @@ impl ::std::fmt::Debug for PromptCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23721,6 +24063,7 @@ impl ::acp_support::object::DecodeFields for PromptCapabilities {
 }
 
 impl<'de> Deserialize<'de> for PromptCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23733,6 +24076,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 f.write_str("a `PromptCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23858,6 +24202,7 @@ impl ::std::fmt::Debug for PromptRequest {
 }
 
 impl ::acp_support::object::DecodeFields for PromptRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23925,6 +24270,7 @@ impl ::acp_support::object::DecodeFields for PromptRequest {
 }
 
 impl<'de> Deserialize<'de> for PromptRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23937,6 +24283,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 f.write_str("a `PromptRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24036,6 +24383,7 @@ impl ::std::fmt::Debug for PromptResponse {
 }
 
 impl ::acp_support::object::DecodeFields for PromptResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24113,6 +24461,7 @@ impl ::acp_support::object::DecodeFields for PromptResponse {
 }
 
 impl<'de> Deserialize<'de> for PromptResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24125,6 +24474,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                 f.write_str("a `PromptResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24262,6 +24612,7 @@ impl ::std::fmt::Debug for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24330,6 +24681,7 @@ impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProviderCurrentConfig {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24342,6 +24694,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 f.write_str("a `ProviderCurrentConfig` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24490,6 +24843,7 @@ impl ::std::fmt::Debug for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderInfo {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24580,6 +24934,7 @@ impl ::acp_support::object::DecodeFields for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProviderInfo {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24592,6 +24947,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 f.write_str("a `ProviderInfo` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24702,6 +25058,7 @@ impl ::std::fmt::Debug for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24750,6 +25107,7 @@ impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProvidersCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24762,6 +25120,7 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                 f.write_str("a `ProvidersCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25089,6 +25448,7 @@ impl ::std::fmt::Debug for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25157,6 +25517,7 @@ impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxySuccessorNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25169,6 +25530,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 f.write_str("a `ProxySuccessorNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25292,6 +25654,7 @@ impl ::std::fmt::Debug for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25360,6 +25723,7 @@ impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxySuccessorRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25372,6 +25736,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 f.write_str("a `ProxySuccessorRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25494,6 +25859,7 @@ impl ::std::fmt::Debug for ReadTextFileRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ReadTextFileRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25569,6 +25935,7 @@ impl ::acp_support::object::DecodeFields for ReadTextFileRequest {
 }
 
 impl<'de> Deserialize<'de> for ReadTextFileRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25581,6 +25948,7 @@ impl<'de> Deserialize<'de> for ReadTextFileRequest {
                 f.write_str("a `ReadTextFileRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25694,6 +26062,7 @@ impl ::std::fmt::Debug for ReadTextFileResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ReadTextFileResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25747,6 +26116,7 @@ impl ::acp_support::object::DecodeFields for ReadTextFileResponse {
 }
 
 impl<'de> Deserialize<'de> for ReadTextFileResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25759,6 +26129,7 @@ impl<'de> Deserialize<'de> for ReadTextFileResponse {
                 f.write_str("a `ReadTextFileResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25846,6 +26217,7 @@ impl ::std::fmt::Debug for ReleaseTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ReleaseTerminalRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25913,6 +26285,7 @@ impl ::acp_support::object::DecodeFields for ReleaseTerminalRequest {
 }
 
 impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25925,6 +26298,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalRequest {
                 f.write_str("a `ReleaseTerminalRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26008,6 +26382,7 @@ impl ::std::fmt::Debug for ReleaseTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ReleaseTerminalResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26055,6 +26430,7 @@ impl ::acp_support::object::DecodeFields for ReleaseTerminalResponse {
 }
 
 impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26067,6 +26443,7 @@ impl<'de> Deserialize<'de> for ReleaseTerminalResponse {
                 f.write_str("a `ReleaseTerminalResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26198,6 +26575,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "cancelled" => {
@@ -26208,6 +26586,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -26230,6 +26609,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26307,6 +26687,7 @@ impl ::std::fmt::Debug for RequestPermissionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26384,6 +26765,7 @@ impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26396,6 +26778,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 f.write_str("a `RequestPermissionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26484,6 +26867,7 @@ impl ::std::fmt::Debug for RequestPermissionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26541,6 +26925,7 @@ impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26553,6 +26938,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 f.write_str("a `RequestPermissionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26633,6 +27019,7 @@ impl ::std::fmt::Debug for RequiresActionStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for RequiresActionStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26681,6 +27068,7 @@ impl ::acp_support::object::DecodeFields for RequiresActionStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26693,6 +27081,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                 f.write_str("a `RequiresActionStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26798,6 +27187,7 @@ impl ::std::fmt::Debug for ResourceLink {
 }
 
 impl ::acp_support::object::DecodeFields for ResourceLink {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26927,6 +27317,7 @@ impl ::acp_support::object::DecodeFields for ResourceLink {
 }
 
 impl<'de> Deserialize<'de> for ResourceLink {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26939,6 +27330,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 f.write_str("a `ResourceLink` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27135,6 +27527,7 @@ impl ::std::fmt::Debug for ResumeSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27234,6 +27627,7 @@ impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for ResumeSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27246,6 +27640,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 f.write_str("a `ResumeSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27370,6 +27765,7 @@ impl ::std::fmt::Debug for ResumeSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27447,6 +27843,7 @@ impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for ResumeSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27459,6 +27856,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                 f.write_str("a `ResumeSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27625,6 +28023,7 @@ impl ::std::fmt::Debug for RunningStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for RunningStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27673,6 +28072,7 @@ impl ::acp_support::object::DecodeFields for RunningStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for RunningStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27685,6 +28085,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                 f.write_str("a `RunningStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27768,6 +28169,7 @@ impl ::std::fmt::Debug for SelectedPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27825,6 +28227,7 @@ impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
 }
 
 impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27837,6 +28240,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 f.write_str("a `SelectedPermissionOutcome` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27921,6 +28325,7 @@ impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27968,6 +28373,7 @@ impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabil
 }
 
 impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27980,6 +28386,7 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
                 f.write_str("a `SessionAdditionalDirectoriesCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28068,6 +28475,7 @@ impl ::std::fmt::Debug for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28116,6 +28524,7 @@ impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28128,6 +28537,7 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                 f.write_str("a `SessionArchiveCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28294,6 +28704,7 @@ impl Serialize for SessionArchiveFilter {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28338,6 +28749,7 @@ impl ::std::fmt::Debug for SessionCancelCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionCancelCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28386,6 +28798,7 @@ impl ::acp_support::object::DecodeFields for SessionCancelCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionCancelCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28398,6 +28811,7 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                 f.write_str("a `SessionCancelCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28594,6 +29008,7 @@ impl ::std::fmt::Debug for SessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28833,6 +29248,7 @@ impl ::acp_support::object::DecodeFields for SessionCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28845,6 +29261,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 f.write_str("a `SessionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29096,6 +29513,7 @@ impl ::std::fmt::Debug for SessionCloseCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCloseCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29143,6 +29561,7 @@ impl ::acp_support::object::DecodeFields for SessionCloseCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionCloseCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29155,6 +29574,7 @@ impl<'de> Deserialize<'de> for SessionCloseCapabilities {
                 f.write_str("a `SessionCloseCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29229,6 +29649,7 @@ impl ::std::fmt::Debug for SessionConfigBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigBoolean {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29272,6 +29693,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigBoolean {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigBoolean {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29284,6 +29706,7 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                 f.write_str("a `SessionConfigBoolean` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29436,6 +29859,7 @@ impl ::std::fmt::Debug for SessionConfigOption {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29527,6 +29951,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigOption {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29539,6 +29964,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 f.write_str("a `SessionConfigOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29734,6 +30160,7 @@ impl Serialize for SessionConfigOptionCategory {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29800,6 +30227,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "select" => Some(::acp_support::union::KnownTag::new(0, "select", false)),
@@ -29808,6 +30236,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -29833,6 +30262,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29896,6 +30326,7 @@ impl ::std::fmt::Debug for SessionConfigOptionsCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigOptionsCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29959,6 +30390,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigOptionsCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29971,6 +30403,7 @@ impl<'de> Deserialize<'de> for SessionConfigOptionsCapabilities {
                 f.write_str("a `SessionConfigOptionsCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30063,6 +30496,7 @@ impl ::std::fmt::Debug for SessionConfigSelect {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelect {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30116,6 +30550,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelect {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelect {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30128,6 +30563,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 f.write_str("a `SessionConfigSelect` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30205,6 +30641,7 @@ impl ::std::fmt::Debug for SessionConfigSelectGroup {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelectGroup {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30284,6 +30721,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelectGroup {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30296,6 +30734,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 f.write_str("a `SessionConfigSelectGroup` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30391,6 +30830,7 @@ impl ::std::fmt::Debug for SessionConfigSelectOption {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelectOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30468,6 +30908,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelectOption {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelectOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30480,6 +30921,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 f.write_str("a `SessionConfigSelectOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30622,6 +31064,7 @@ impl ::std::fmt::Debug for SessionDeleteCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30669,6 +31112,7 @@ impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30681,6 +31125,7 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                 f.write_str("a `SessionDeleteCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30768,6 +31213,7 @@ impl ::std::fmt::Debug for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30816,6 +31262,7 @@ impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionForkCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30828,6 +31275,7 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                 f.write_str("a `SessionForkCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30983,6 +31431,7 @@ impl ::std::fmt::Debug for SessionInfo {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfo {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31110,6 +31559,7 @@ impl ::acp_support::object::DecodeFields for SessionInfo {
 }
 
 impl<'de> Deserialize<'de> for SessionInfo {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31122,6 +31572,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 f.write_str("a `SessionInfo` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31269,6 +31720,7 @@ impl ::std::fmt::Debug for SessionInfoUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfoUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31344,6 +31796,7 @@ impl ::acp_support::object::DecodeFields for SessionInfoUpdate {
 }
 
 impl<'de> Deserialize<'de> for SessionInfoUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31356,6 +31809,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 f.write_str("a `SessionInfoUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31466,6 +31920,7 @@ impl ::std::fmt::Debug for SessionListCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionListCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31513,6 +31968,7 @@ impl ::acp_support::object::DecodeFields for SessionListCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionListCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31525,6 +31981,7 @@ impl<'de> Deserialize<'de> for SessionListCapabilities {
                 f.write_str("a `SessionListCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31645,6 +32102,7 @@ impl ::std::fmt::Debug for SessionMessage {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionMessage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31775,6 +32233,7 @@ impl ::acp_support::object::DecodeFields for SessionMessage {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionMessage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31787,6 +32246,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 f.write_str("a `SessionMessage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31957,6 +32417,7 @@ impl ::std::fmt::Debug for SessionMessageChunk {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionMessageChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32025,6 +32486,7 @@ impl ::acp_support::object::DecodeFields for SessionMessageChunk {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionMessageChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32037,6 +32499,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 f.write_str("a `SessionMessageChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32133,6 +32596,7 @@ impl ::std::fmt::Debug for SessionMode {
 }
 
 impl ::acp_support::object::DecodeFields for SessionMode {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32206,6 +32670,7 @@ impl ::acp_support::object::DecodeFields for SessionMode {
 }
 
 impl<'de> Deserialize<'de> for SessionMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32218,6 +32683,7 @@ impl<'de> Deserialize<'de> for SessionMode {
                 f.write_str("a `SessionMode` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32356,6 +32822,7 @@ impl ::std::fmt::Debug for SessionModeState {
 }
 
 impl ::acp_support::object::DecodeFields for SessionModeState {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32429,6 +32896,7 @@ impl ::acp_support::object::DecodeFields for SessionModeState {
 }
 
 impl<'de> Deserialize<'de> for SessionModeState {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32441,6 +32909,7 @@ impl<'de> Deserialize<'de> for SessionModeState {
                 f.write_str("a `SessionModeState` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32535,6 +33004,7 @@ impl ::std::fmt::Debug for SessionNotification {
 }
 
 impl ::acp_support::object::DecodeFields for SessionNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32602,6 +33072,7 @@ impl ::acp_support::object::DecodeFields for SessionNotification {
 }
 
 impl<'de> Deserialize<'de> for SessionNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32614,6 +33085,7 @@ impl<'de> Deserialize<'de> for SessionNotification {
                 f.write_str("a `SessionNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32699,6 +33171,7 @@ impl ::std::fmt::Debug for SessionResumeCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionResumeCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32746,6 +33219,7 @@ impl ::acp_support::object::DecodeFields for SessionResumeCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionResumeCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32758,6 +33232,7 @@ impl<'de> Deserialize<'de> for SessionResumeCapabilities {
                 f.write_str("a `SessionResumeCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32923,6 +33398,7 @@ impl Serialize for SessionStatus {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32967,6 +33443,7 @@ impl ::std::fmt::Debug for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33015,6 +33492,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33027,6 +33505,7 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                 f.write_str("a `SessionStatusCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33123,6 +33602,7 @@ impl ::std::fmt::Debug for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33181,6 +33661,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33193,6 +33674,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 f.write_str("a `SessionStatusRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33288,6 +33770,7 @@ impl ::std::fmt::Debug for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33346,6 +33829,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33358,6 +33842,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 f.write_str("a `SessionStatusResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33454,6 +33939,7 @@ impl ::std::fmt::Debug for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33518,6 +34004,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33530,6 +34017,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 f.write_str("a `SessionSystemPromptCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33645,6 +34133,7 @@ impl ::std::fmt::Debug for SessionSystemPromptModeCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33711,6 +34200,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33723,6 +34213,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                 f.write_str("a `SessionSystemPromptModeCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33830,6 +34321,7 @@ impl ::std::fmt::Debug for SessionSystemPromptOverrideCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33878,6 +34370,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabili
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33890,6 +34383,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
                 f.write_str("a `SessionSystemPromptOverrideCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33979,6 +34473,7 @@ impl ::std::fmt::Debug for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34027,6 +34522,7 @@ impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionTitleCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34039,6 +34535,7 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                 f.write_str("a `SessionTitleCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34492,6 +34989,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "user_message_chunk" => {
@@ -34592,6 +35090,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -34746,6 +35245,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
 }
 
 impl<'de> Deserialize<'de> for SessionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34946,6 +35446,7 @@ impl ::std::fmt::Debug for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35040,6 +35541,7 @@ impl ::acp_support::object::DecodeFields for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetProviderRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35052,6 +35554,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 f.write_str("a `SetProviderRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35156,6 +35659,7 @@ impl ::std::fmt::Debug for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35204,6 +35708,7 @@ impl ::acp_support::object::DecodeFields for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetProviderResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35216,6 +35721,7 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                 f.write_str("a `SetProviderResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35307,6 +35813,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35376,6 +35883,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35388,6 +35896,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 f.write_str("a `SetSessionConfigOptionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35504,6 +36013,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "boolean" => Some(::acp_support::union::KnownTag::new(0, "boolean", false)),
@@ -35511,6 +36021,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -35538,6 +36049,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35587,6 +36099,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBoolean {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35626,6 +36139,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBo
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35638,6 +36152,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
                 f.write_str("a `SetSessionConfigOptionRequestTypeBoolean` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35701,6 +36216,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeValueId {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeValueId {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35744,6 +36260,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeVa
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeValueId {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35756,6 +36273,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeValueId {
                 f.write_str("a `SetSessionConfigOptionRequestTypeValueId` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35824,6 +36342,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35887,6 +36406,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35899,6 +36419,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 f.write_str("a `SetSessionConfigOptionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35986,6 +36507,7 @@ impl ::std::fmt::Debug for SetSessionModeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionModeRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36053,6 +36575,7 @@ impl ::acp_support::object::DecodeFields for SetSessionModeRequest {
 }
 
 impl<'de> Deserialize<'de> for SetSessionModeRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36065,6 +36588,7 @@ impl<'de> Deserialize<'de> for SetSessionModeRequest {
                 f.write_str("a `SetSessionModeRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36148,6 +36672,7 @@ impl ::std::fmt::Debug for SetSessionModeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionModeResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36195,6 +36720,7 @@ impl ::acp_support::object::DecodeFields for SetSessionModeResponse {
 }
 
 impl<'de> Deserialize<'de> for SetSessionModeResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36207,6 +36733,7 @@ impl<'de> Deserialize<'de> for SetSessionModeResponse {
                 f.write_str("a `SetSessionModeResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36312,6 +36839,7 @@ impl ::std::fmt::Debug for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36376,6 +36904,7 @@ impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetSessionTitleRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36388,6 +36917,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 f.write_str("a `SetSessionTitleRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36482,6 +37012,7 @@ impl ::std::fmt::Debug for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36536,6 +37067,7 @@ impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetSessionTitleResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36548,6 +37080,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 f.write_str("a `SetSessionTitleResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36706,6 +37239,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "running" => Some(::acp_support::union::KnownTag::new(0, "running", false)),
@@ -36718,6 +37252,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -36762,6 +37297,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for StateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36992,6 +37528,7 @@ impl ::std::fmt::Debug for StringMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37045,6 +37582,7 @@ impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for StringMultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37057,6 +37595,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 f.write_str("a `StringMultiSelectItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37195,6 +37734,7 @@ impl ::std::fmt::Debug for StringPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for StringPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37344,6 +37884,7 @@ impl ::acp_support::object::DecodeFields for StringPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for StringPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37356,6 +37897,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 f.write_str("a `StringPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37579,6 +38121,7 @@ impl ::std::fmt::Debug for SubagentCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37627,6 +38170,7 @@ impl ::acp_support::object::DecodeFields for SubagentCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SubagentCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37639,6 +38183,7 @@ impl<'de> Deserialize<'de> for SubagentCapabilities {
                 f.write_str("a `SubagentCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37732,6 +38277,7 @@ impl ::std::fmt::Debug for SubagentSessionCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentSessionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37796,6 +38342,7 @@ impl ::acp_support::object::DecodeFields for SubagentSessionCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37808,6 +38355,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 f.write_str("a `SubagentSessionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37986,6 +38534,7 @@ impl ::std::fmt::Debug for SubagentUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38118,6 +38667,7 @@ impl ::acp_support::object::DecodeFields for SubagentUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SubagentUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38130,6 +38680,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 f.write_str("a `SubagentUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38333,6 +38884,7 @@ impl ::std::fmt::Debug for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SystemPrompt {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38401,6 +38953,7 @@ impl ::acp_support::object::DecodeFields for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPrompt {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38413,6 +38966,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 f.write_str("a `SystemPrompt` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38592,6 +39146,7 @@ impl Serialize for SystemPromptMode {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPromptMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38635,6 +39190,7 @@ impl ::std::fmt::Debug for Terminal {
 }
 
 impl ::acp_support::object::DecodeFields for Terminal {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38692,6 +39248,7 @@ impl ::acp_support::object::DecodeFields for Terminal {
 }
 
 impl<'de> Deserialize<'de> for Terminal {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38704,6 +39261,7 @@ impl<'de> Deserialize<'de> for Terminal {
                 f.write_str("a `Terminal` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38791,6 +39349,7 @@ impl ::std::fmt::Debug for TerminalExitStatus {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalExitStatus {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38866,6 +39425,7 @@ impl ::acp_support::object::DecodeFields for TerminalExitStatus {
 }
 
 impl<'de> Deserialize<'de> for TerminalExitStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38878,6 +39438,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 f.write_str("a `TerminalExitStatus` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39029,6 +39590,7 @@ impl ::std::fmt::Debug for TerminalOutputRequest {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutputRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39096,6 +39658,7 @@ impl ::acp_support::object::DecodeFields for TerminalOutputRequest {
 }
 
 impl<'de> Deserialize<'de> for TerminalOutputRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39108,6 +39671,7 @@ impl<'de> Deserialize<'de> for TerminalOutputRequest {
                 f.write_str("a `TerminalOutputRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39201,6 +39765,7 @@ impl ::std::fmt::Debug for TerminalOutputResponse {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutputResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39278,6 +39843,7 @@ impl ::acp_support::object::DecodeFields for TerminalOutputResponse {
 }
 
 impl<'de> Deserialize<'de> for TerminalOutputResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39290,6 +39856,7 @@ impl<'de> Deserialize<'de> for TerminalOutputResponse {
                 f.write_str("a `TerminalOutputResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39392,6 +39959,7 @@ impl ::std::fmt::Debug for TextContent {
 }
 
 impl ::acp_support::object::DecodeFields for TextContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39459,6 +40027,7 @@ impl ::acp_support::object::DecodeFields for TextContent {
 }
 
 impl<'de> Deserialize<'de> for TextContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39471,6 +40040,7 @@ impl<'de> Deserialize<'de> for TextContent {
                 f.write_str("a `TextContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39575,6 +40145,7 @@ impl ::std::fmt::Debug for TextResourceContents {
 }
 
 impl ::acp_support::object::DecodeFields for TextResourceContents {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39648,6 +40219,7 @@ impl ::acp_support::object::DecodeFields for TextResourceContents {
 }
 
 impl<'de> Deserialize<'de> for TextResourceContents {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39660,6 +40232,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 f.write_str("a `TextResourceContents` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39761,6 +40334,7 @@ impl ::std::fmt::Debug for TitledMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39818,6 +40392,7 @@ impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for TitledMultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39830,6 +40405,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 f.write_str("a `TitledMultiSelectItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39954,6 +40530,7 @@ impl ::std::fmt::Debug for ToolCall {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCall {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40119,6 +40696,7 @@ impl ::acp_support::object::DecodeFields for ToolCall {
 }
 
 impl<'de> Deserialize<'de> for ToolCall {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40131,6 +40709,7 @@ impl<'de> Deserialize<'de> for ToolCall {
                 f.write_str("a `ToolCall` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40331,6 +40910,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "content" => Some(::acp_support::union::KnownTag::new(0, "content", false)),
@@ -40340,6 +40920,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -40372,6 +40953,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
 }
 
 impl<'de> Deserialize<'de> for ToolCallContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40476,6 +41058,7 @@ impl ::std::fmt::Debug for ToolCallLocation {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallLocation {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40543,6 +41126,7 @@ impl ::acp_support::object::DecodeFields for ToolCallLocation {
 }
 
 impl<'de> Deserialize<'de> for ToolCallLocation {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40555,6 +41139,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 f.write_str("a `ToolCallLocation` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40770,6 +41355,7 @@ impl ::std::fmt::Debug for ToolCallUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40943,6 +41529,7 @@ impl ::acp_support::object::DecodeFields for ToolCallUpdate {
 }
 
 impl<'de> Deserialize<'de> for ToolCallUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40955,6 +41542,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 f.write_str("a `ToolCallUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41272,6 +41860,7 @@ impl ::std::fmt::Debug for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41330,6 +41919,7 @@ impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41342,6 +41932,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 f.write_str("a `UnarchiveSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41429,6 +42020,7 @@ impl ::std::fmt::Debug for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41477,6 +42069,7 @@ impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41489,6 +42082,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                 f.write_str("a `UnarchiveSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41581,6 +42175,7 @@ impl ::std::fmt::Debug for UnknownStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnknownStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41629,6 +42224,7 @@ impl ::acp_support::object::DecodeFields for UnknownStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnknownStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41641,6 +42237,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                 f.write_str("a `UnknownStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41723,6 +42320,7 @@ impl ::std::fmt::Debug for UnstructuredCommandInput {
 }
 
 impl ::acp_support::object::DecodeFields for UnstructuredCommandInput {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41776,6 +42374,7 @@ impl ::acp_support::object::DecodeFields for UnstructuredCommandInput {
 }
 
 impl<'de> Deserialize<'de> for UnstructuredCommandInput {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41788,6 +42387,7 @@ impl<'de> Deserialize<'de> for UnstructuredCommandInput {
                 f.write_str("a `UnstructuredCommandInput` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41898,6 +42498,7 @@ impl ::std::fmt::Debug for Usage {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for Usage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42018,6 +42619,7 @@ impl ::acp_support::object::DecodeFields for Usage {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for Usage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42030,6 +42632,7 @@ impl<'de> Deserialize<'de> for Usage {
                 f.write_str("a `Usage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42168,6 +42771,7 @@ impl ::std::fmt::Debug for UsageUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for UsageUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42241,6 +42845,7 @@ impl ::acp_support::object::DecodeFields for UsageUpdate {
 }
 
 impl<'de> Deserialize<'de> for UsageUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42253,6 +42858,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 f.write_str("a `UsageUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42356,6 +42962,7 @@ impl ::std::fmt::Debug for WaitForTerminalExitRequest {
 }
 
 impl ::acp_support::object::DecodeFields for WaitForTerminalExitRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42423,6 +43030,7 @@ impl ::acp_support::object::DecodeFields for WaitForTerminalExitRequest {
 }
 
 impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42435,6 +43043,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitRequest {
                 f.write_str("a `WaitForTerminalExitRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42526,6 +43135,7 @@ impl ::std::fmt::Debug for WaitForTerminalExitResponse {
 }
 
 impl ::acp_support::object::DecodeFields for WaitForTerminalExitResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42601,6 +43211,7 @@ impl ::acp_support::object::DecodeFields for WaitForTerminalExitResponse {
 }
 
 impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42613,6 +43224,7 @@ impl<'de> Deserialize<'de> for WaitForTerminalExitResponse {
                 f.write_str("a `WaitForTerminalExitResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42733,6 +43345,7 @@ impl ::std::fmt::Debug for WriteTextFileRequest {
 }
 
 impl ::acp_support::object::DecodeFields for WriteTextFileRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42802,6 +43415,7 @@ impl ::acp_support::object::DecodeFields for WriteTextFileRequest {
 }
 
 impl<'de> Deserialize<'de> for WriteTextFileRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42814,6 +43428,7 @@ impl<'de> Deserialize<'de> for WriteTextFileRequest {
                 f.write_str("a `WriteTextFileRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42899,6 +43514,7 @@ impl ::std::fmt::Debug for WriteTextFileResponse {
 }
 
 impl ::acp_support::object::DecodeFields for WriteTextFileResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42946,6 +43562,7 @@ impl ::acp_support::object::DecodeFields for WriteTextFileResponse {
 }
 
 impl<'de> Deserialize<'de> for WriteTextFileResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42958,6 +43575,7 @@ impl<'de> Deserialize<'de> for WriteTextFileResponse {
                 f.write_str("a `WriteTextFileResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,

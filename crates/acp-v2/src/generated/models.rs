@@ -94,6 +94,7 @@ impl ::std::fmt::Debug for AgentAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -163,6 +164,7 @@ impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
 }
 
 impl<'de> Deserialize<'de> for AgentAuthCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -175,6 +177,7 @@ impl<'de> Deserialize<'de> for AgentAuthCapabilities {
                 f.write_str("a `AgentAuthCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -308,6 +311,7 @@ impl ::std::fmt::Debug for AgentCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -409,6 +413,7 @@ impl ::acp_support::object::DecodeFields for AgentCapabilities {
 }
 
 impl<'de> Deserialize<'de> for AgentCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -421,6 +426,7 @@ impl<'de> Deserialize<'de> for AgentCapabilities {
                 f.write_str("a `AgentCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -570,6 +576,7 @@ impl ::std::fmt::Debug for AgentMessage {
 }
 
 impl ::acp_support::object::DecodeFields for AgentMessage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -643,6 +650,7 @@ impl ::acp_support::object::DecodeFields for AgentMessage {
 }
 
 impl<'de> Deserialize<'de> for AgentMessage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -655,6 +663,7 @@ impl<'de> Deserialize<'de> for AgentMessage {
                 f.write_str("a `AgentMessage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1280,6 +1289,7 @@ impl ::std::fmt::Debug for AgentThought {
 }
 
 impl ::acp_support::object::DecodeFields for AgentThought {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1353,6 +1363,7 @@ impl ::acp_support::object::DecodeFields for AgentThought {
 }
 
 impl<'de> Deserialize<'de> for AgentThought {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1365,6 +1376,7 @@ impl<'de> Deserialize<'de> for AgentThought {
                 f.write_str("a `AgentThought` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1480,6 +1492,7 @@ impl ::std::fmt::Debug for Annotations {
 }
 
 impl ::acp_support::object::DecodeFields for Annotations {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1573,6 +1586,7 @@ impl ::acp_support::object::DecodeFields for Annotations {
 }
 
 impl<'de> Deserialize<'de> for Annotations {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1585,6 +1599,7 @@ impl<'de> Deserialize<'de> for Annotations {
                 f.write_str("a `Annotations` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1726,6 +1741,7 @@ impl ::std::fmt::Debug for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1784,6 +1800,7 @@ impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ArchiveSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1796,6 +1813,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionRequest {
                 f.write_str("a `ArchiveSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -1883,6 +1901,7 @@ impl ::std::fmt::Debug for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1931,6 +1950,7 @@ impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ArchiveSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -1943,6 +1963,7 @@ impl<'de> Deserialize<'de> for ArchiveSessionResponse {
                 f.write_str("a `ArchiveSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2035,6 +2056,7 @@ impl ::std::fmt::Debug for AudioContent {
 }
 
 impl ::acp_support::object::DecodeFields for AudioContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2112,6 +2134,7 @@ impl ::acp_support::object::DecodeFields for AudioContent {
 }
 
 impl<'de> Deserialize<'de> for AudioContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2124,6 +2147,7 @@ impl<'de> Deserialize<'de> for AudioContent {
                 f.write_str("a `AudioContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2261,6 +2285,7 @@ impl ::std::fmt::Debug for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthAccount {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2371,6 +2396,7 @@ impl ::acp_support::object::DecodeFields for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthAccount {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2383,6 +2409,7 @@ impl<'de> Deserialize<'de> for AuthAccount {
                 f.write_str("a `AuthAccount` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2569,6 +2596,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "terminal" => Some(::acp_support::union::KnownTag::new(0, "terminal", false)),
@@ -2577,6 +2605,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -2606,6 +2635,7 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
 }
 
 impl<'de> Deserialize<'de> for AuthMethod {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2678,6 +2708,7 @@ impl ::std::fmt::Debug for AuthMethodAgent {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodAgent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2755,6 +2786,7 @@ impl ::acp_support::object::DecodeFields for AuthMethodAgent {
 }
 
 impl<'de> Deserialize<'de> for AuthMethodAgent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2767,6 +2799,7 @@ impl<'de> Deserialize<'de> for AuthMethodAgent {
                 f.write_str("a `AuthMethodAgent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -2926,6 +2959,7 @@ impl ::std::fmt::Debug for AuthMethodTerminal {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3023,6 +3057,7 @@ impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
 }
 
 impl<'de> Deserialize<'de> for AuthMethodTerminal {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3035,6 +3070,7 @@ impl<'de> Deserialize<'de> for AuthMethodTerminal {
                 f.write_str("a `AuthMethodTerminal` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3236,6 +3272,7 @@ impl Serialize for AuthState {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthState {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3280,6 +3317,7 @@ impl ::std::fmt::Debug for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3328,6 +3366,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3340,6 +3379,7 @@ impl<'de> Deserialize<'de> for AuthStatusCapabilities {
                 f.write_str("a `AuthStatusCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3431,6 +3471,7 @@ impl ::std::fmt::Debug for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3479,6 +3520,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3491,6 +3533,7 @@ impl<'de> Deserialize<'de> for AuthStatusRequest {
                 f.write_str("a `AuthStatusRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3591,6 +3634,7 @@ impl ::std::fmt::Debug for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3661,6 +3705,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3673,6 +3718,7 @@ impl<'de> Deserialize<'de> for AuthStatusResponse {
                 f.write_str("a `AuthStatusResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3786,6 +3832,7 @@ impl ::std::fmt::Debug for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3856,6 +3903,7 @@ impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -3868,6 +3916,7 @@ impl<'de> Deserialize<'de> for AuthStatusUpdateNotification {
                 f.write_str("a `AuthStatusUpdateNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -3985,6 +4034,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "command" => Some(::acp_support::union::KnownTag::new(0, "command", false)),
@@ -3992,6 +4042,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -4014,6 +4065,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommand {
 }
 
 impl<'de> Deserialize<'de> for AvailableCommand {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4107,6 +4159,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "text" => Some(::acp_support::union::KnownTag::new(0, "text", false)),
@@ -4114,6 +4167,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -4136,6 +4190,7 @@ impl ::acp_support::union::TaggedUnion for AvailableCommandInput {
 }
 
 impl<'de> Deserialize<'de> for AvailableCommandInput {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4194,6 +4249,7 @@ impl ::std::fmt::Debug for AvailableCommandsUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for AvailableCommandsUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4255,6 +4311,7 @@ impl ::acp_support::object::DecodeFields for AvailableCommandsUpdate {
 }
 
 impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4267,6 +4324,7 @@ impl<'de> Deserialize<'de> for AvailableCommandsUpdate {
                 f.write_str("a `AvailableCommandsUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4357,6 +4415,7 @@ impl ::std::fmt::Debug for BackgroundSubagent {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for BackgroundSubagent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4415,6 +4474,7 @@ impl ::acp_support::object::DecodeFields for BackgroundSubagent {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for BackgroundSubagent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4427,6 +4487,7 @@ impl<'de> Deserialize<'de> for BackgroundSubagent {
                 f.write_str("a `BackgroundSubagent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4511,6 +4572,7 @@ impl ::std::fmt::Debug for BackgroundTerminal {
 }
 
 impl ::acp_support::object::DecodeFields for BackgroundTerminal {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4568,6 +4630,7 @@ impl ::acp_support::object::DecodeFields for BackgroundTerminal {
 }
 
 impl<'de> Deserialize<'de> for BackgroundTerminal {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4580,6 +4643,7 @@ impl<'de> Deserialize<'de> for BackgroundTerminal {
                 f.write_str("a `BackgroundTerminal` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4663,6 +4727,7 @@ impl ::std::fmt::Debug for BackgroundToolCall {
 }
 
 impl ::acp_support::object::DecodeFields for BackgroundToolCall {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4720,6 +4785,7 @@ impl ::acp_support::object::DecodeFields for BackgroundToolCall {
 }
 
 impl<'de> Deserialize<'de> for BackgroundToolCall {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -4732,6 +4798,7 @@ impl<'de> Deserialize<'de> for BackgroundToolCall {
                 f.write_str("a `BackgroundToolCall` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -4905,6 +4972,7 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "terminal" => Some(::acp_support::union::KnownTag::new(0, "terminal", false)),
@@ -4918,6 +4986,7 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -4956,6 +5025,7 @@ impl ::acp_support::union::TaggedUnion for BackgroundWork {
 }
 
 impl<'de> Deserialize<'de> for BackgroundWork {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5032,6 +5102,7 @@ impl ::std::fmt::Debug for BlobResourceContents {
 }
 
 impl ::acp_support::object::DecodeFields for BlobResourceContents {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5105,6 +5176,7 @@ impl ::acp_support::object::DecodeFields for BlobResourceContents {
 }
 
 impl<'de> Deserialize<'de> for BlobResourceContents {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5117,6 +5189,7 @@ impl<'de> Deserialize<'de> for BlobResourceContents {
                 f.write_str("a `BlobResourceContents` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5230,6 +5303,7 @@ impl ::std::fmt::Debug for BooleanPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5319,6 +5393,7 @@ impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for BooleanPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5331,6 +5406,7 @@ impl<'de> Deserialize<'de> for BooleanPropertySchema {
                 f.write_str("a `BooleanPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5461,6 +5537,7 @@ impl ::std::fmt::Debug for CancelRequestNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelRequestNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5518,6 +5595,7 @@ impl ::acp_support::object::DecodeFields for CancelRequestNotification {
 }
 
 impl<'de> Deserialize<'de> for CancelRequestNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5530,6 +5608,7 @@ impl<'de> Deserialize<'de> for CancelRequestNotification {
                 f.write_str("a `CancelRequestNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5615,6 +5694,7 @@ impl ::std::fmt::Debug for CancelSessionNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelSessionNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5672,6 +5752,7 @@ impl ::acp_support::object::DecodeFields for CancelSessionNotification {
 }
 
 impl<'de> Deserialize<'de> for CancelSessionNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5684,6 +5765,7 @@ impl<'de> Deserialize<'de> for CancelSessionNotification {
                 f.write_str("a `CancelSessionNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5783,6 +5865,7 @@ impl ::std::fmt::Debug for CancelTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CancelTerminalRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5850,6 +5933,7 @@ impl ::acp_support::object::DecodeFields for CancelTerminalRequest {
 }
 
 impl<'de> Deserialize<'de> for CancelTerminalRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -5862,6 +5946,7 @@ impl<'de> Deserialize<'de> for CancelTerminalRequest {
                 f.write_str("a `CancelTerminalRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -5945,6 +6030,7 @@ impl ::std::fmt::Debug for CancelTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CancelTerminalResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5992,6 +6078,7 @@ impl ::acp_support::object::DecodeFields for CancelTerminalResponse {
 }
 
 impl<'de> Deserialize<'de> for CancelTerminalResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6004,6 +6091,7 @@ impl<'de> Deserialize<'de> for CancelTerminalResponse {
                 f.write_str("a `CancelTerminalResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6101,6 +6189,7 @@ impl ::std::fmt::Debug for CancelToolCallRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CancelToolCallRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6168,6 +6257,7 @@ impl ::acp_support::object::DecodeFields for CancelToolCallRequest {
 }
 
 impl<'de> Deserialize<'de> for CancelToolCallRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6180,6 +6270,7 @@ impl<'de> Deserialize<'de> for CancelToolCallRequest {
                 f.write_str("a `CancelToolCallRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6263,6 +6354,7 @@ impl ::std::fmt::Debug for CancelToolCallResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CancelToolCallResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6310,6 +6402,7 @@ impl ::acp_support::object::DecodeFields for CancelToolCallResponse {
 }
 
 impl<'de> Deserialize<'de> for CancelToolCallResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6322,6 +6415,7 @@ impl<'de> Deserialize<'de> for CancelToolCallResponse {
                 f.write_str("a `CancelToolCallResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6400,6 +6494,7 @@ impl ::std::fmt::Debug for CancelledPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for CancelledPermissionOutcome {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6447,6 +6542,7 @@ impl ::acp_support::object::DecodeFields for CancelledPermissionOutcome {
 }
 
 impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6459,6 +6555,7 @@ impl<'de> Deserialize<'de> for CancelledPermissionOutcome {
                 f.write_str("a `CancelledPermissionOutcome` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6550,6 +6647,7 @@ impl ::std::fmt::Debug for ClientAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientAuthCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6613,6 +6711,7 @@ impl ::acp_support::object::DecodeFields for ClientAuthCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ClientAuthCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6625,6 +6724,7 @@ impl<'de> Deserialize<'de> for ClientAuthCapabilities {
                 f.write_str("a `ClientAuthCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -6740,6 +6840,7 @@ impl ::std::fmt::Debug for ClientCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6819,6 +6920,7 @@ impl ::acp_support::object::DecodeFields for ClientCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ClientCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -6831,6 +6933,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                 f.write_str("a `ClientCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7600,6 +7703,7 @@ impl ::std::fmt::Debug for CloseSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7657,6 +7761,7 @@ impl ::acp_support::object::DecodeFields for CloseSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for CloseSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7669,6 +7774,7 @@ impl<'de> Deserialize<'de> for CloseSessionRequest {
                 f.write_str("a `CloseSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7748,6 +7854,7 @@ impl ::std::fmt::Debug for CloseSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7795,6 +7902,7 @@ impl ::acp_support::object::DecodeFields for CloseSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for CloseSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7807,6 +7915,7 @@ impl<'de> Deserialize<'de> for CloseSessionResponse {
                 f.write_str("a `CloseSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -7901,6 +8010,7 @@ impl ::std::fmt::Debug for Command {
 }
 
 impl ::acp_support::object::DecodeFields for Command {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7980,6 +8090,7 @@ impl ::acp_support::object::DecodeFields for Command {
 }
 
 impl<'de> Deserialize<'de> for Command {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7992,6 +8103,7 @@ impl<'de> Deserialize<'de> for Command {
                 f.write_str("a `Command` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8101,6 +8213,7 @@ impl ::std::fmt::Debug for CommandPermissionSubject {
 }
 
 impl ::acp_support::object::DecodeFields for CommandPermissionSubject {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8188,6 +8301,7 @@ impl ::acp_support::object::DecodeFields for CommandPermissionSubject {
 }
 
 impl<'de> Deserialize<'de> for CommandPermissionSubject {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8200,6 +8314,7 @@ impl<'de> Deserialize<'de> for CommandPermissionSubject {
                 f.write_str("a `CommandPermissionSubject` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8420,6 +8535,7 @@ impl Serialize for CompactionStatus {
 }
 
 impl<'de> Deserialize<'de> for CompactionStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8464,6 +8580,7 @@ impl ::std::fmt::Debug for CompactionSummaryChunk {
 }
 
 impl ::acp_support::object::DecodeFields for CompactionSummaryChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8531,6 +8648,7 @@ impl ::acp_support::object::DecodeFields for CompactionSummaryChunk {
 }
 
 impl<'de> Deserialize<'de> for CompactionSummaryChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8543,6 +8661,7 @@ impl<'de> Deserialize<'de> for CompactionSummaryChunk {
                 f.write_str("a `CompactionSummaryChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8650,6 +8769,7 @@ impl ::std::fmt::Debug for CompactionUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for CompactionUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8747,6 +8867,7 @@ impl ::acp_support::object::DecodeFields for CompactionUpdate {
 }
 
 impl<'de> Deserialize<'de> for CompactionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8759,6 +8880,7 @@ impl<'de> Deserialize<'de> for CompactionUpdate {
                 f.write_str("a `CompactionUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -8878,6 +9000,7 @@ impl ::std::fmt::Debug for CompleteElicitationNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8935,6 +9058,7 @@ impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
 }
 
 impl<'de> Deserialize<'de> for CompleteElicitationNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -8947,6 +9071,7 @@ impl<'de> Deserialize<'de> for CompleteElicitationNotification {
                 f.write_str("a `CompleteElicitationNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9030,6 +9155,7 @@ impl ::std::fmt::Debug for ConfigOptionUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for ConfigOptionUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9093,6 +9219,7 @@ impl ::acp_support::object::DecodeFields for ConfigOptionUpdate {
 }
 
 impl<'de> Deserialize<'de> for ConfigOptionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9105,6 +9232,7 @@ impl<'de> Deserialize<'de> for ConfigOptionUpdate {
                 f.write_str("a `ConfigOptionUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9187,6 +9315,7 @@ impl ::std::fmt::Debug for Content {
 }
 
 impl ::acp_support::object::DecodeFields for Content {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9244,6 +9373,7 @@ impl ::acp_support::object::DecodeFields for Content {
 }
 
 impl<'de> Deserialize<'de> for Content {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9256,6 +9386,7 @@ impl<'de> Deserialize<'de> for Content {
                 f.write_str("a `Content` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9469,6 +9600,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "text" => Some(::acp_support::union::KnownTag::new(0, "text", false)),
@@ -9482,6 +9614,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -9532,6 +9665,7 @@ impl ::acp_support::union::TaggedUnion for ContentBlock {
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9609,6 +9743,7 @@ impl ::std::fmt::Debug for ContentChunk {
 }
 
 impl ::acp_support::object::DecodeFields for ContentChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9676,6 +9811,7 @@ impl ::acp_support::object::DecodeFields for ContentChunk {
 }
 
 impl<'de> Deserialize<'de> for ContentChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9688,6 +9824,7 @@ impl<'de> Deserialize<'de> for ContentChunk {
                 f.write_str("a `ContentChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9778,6 +9915,7 @@ impl ::std::fmt::Debug for Cost {
 }
 
 impl ::acp_support::object::DecodeFields for Cost {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9845,6 +9983,7 @@ impl ::acp_support::object::DecodeFields for Cost {
 }
 
 impl<'de> Deserialize<'de> for Cost {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -9857,6 +9996,7 @@ impl<'de> Deserialize<'de> for Cost {
                 f.write_str("a `Cost` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -9960,6 +10100,7 @@ impl ::std::fmt::Debug for CreateElicitationRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10015,6 +10156,7 @@ impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10027,6 +10169,7 @@ impl<'de> Deserialize<'de> for CreateElicitationRequest {
                 f.write_str("a `CreateElicitationRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10159,6 +10302,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "form" => Some(::acp_support::union::KnownTag::new(0, "form", false)),
@@ -10167,6 +10311,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -10196,6 +10341,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationRequestMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10255,6 +10401,7 @@ impl ::std::fmt::Debug for CreateElicitationResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10304,6 +10451,7 @@ impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10316,6 +10464,7 @@ impl<'de> Deserialize<'de> for CreateElicitationResponse {
                 f.write_str("a `CreateElicitationResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10442,6 +10591,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "accept" => Some(::acp_support::union::KnownTag::new(0, "accept", false)),
@@ -10451,6 +10601,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -10477,6 +10628,7 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
 }
 
 impl<'de> Deserialize<'de> for CreateElicitationResponseAction {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10545,6 +10697,7 @@ impl ::std::fmt::Debug for DeleteSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10602,6 +10755,7 @@ impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for DeleteSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10614,6 +10768,7 @@ impl<'de> Deserialize<'de> for DeleteSessionRequest {
                 f.write_str("a `DeleteSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10693,6 +10848,7 @@ impl ::std::fmt::Debug for DeleteSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10740,6 +10896,7 @@ impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for DeleteSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10752,6 +10909,7 @@ impl<'de> Deserialize<'de> for DeleteSessionResponse {
                 f.write_str("a `DeleteSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -10849,6 +11007,7 @@ impl ::std::fmt::Debug for Diff {
 }
 
 impl ::acp_support::object::DecodeFields for Diff {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10924,6 +11083,7 @@ impl ::acp_support::object::DecodeFields for Diff {
 }
 
 impl<'de> Deserialize<'de> for Diff {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -10936,6 +11096,7 @@ impl<'de> Deserialize<'de> for Diff {
                 f.write_str("a `Diff` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11046,6 +11207,7 @@ impl ::std::fmt::Debug for DiffChange {
 }
 
 impl ::acp_support::object::DecodeFields for DiffChange {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11123,6 +11285,7 @@ impl ::acp_support::object::DecodeFields for DiffChange {
 }
 
 impl<'de> Deserialize<'de> for DiffChange {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11135,6 +11298,7 @@ impl<'de> Deserialize<'de> for DiffChange {
                 f.write_str("a `DiffChange` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11287,6 +11451,7 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "add" => Some(::acp_support::union::KnownTag::new(0, "add", false)),
@@ -11298,6 +11463,7 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -11348,6 +11514,7 @@ impl ::acp_support::union::TaggedUnion for DiffChangeOperation {
 }
 
 impl<'de> Deserialize<'de> for DiffChangeOperation {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11482,6 +11649,7 @@ impl Serialize for DiffFileType {
 }
 
 impl<'de> Deserialize<'de> for DiffFileType {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11523,6 +11691,7 @@ impl ::std::fmt::Debug for DiffPatch {
 }
 
 impl ::acp_support::object::DecodeFields for DiffPatch {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11586,6 +11755,7 @@ impl ::acp_support::object::DecodeFields for DiffPatch {
 }
 
 impl<'de> Deserialize<'de> for DiffPatch {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11598,6 +11768,7 @@ impl<'de> Deserialize<'de> for DiffPatch {
                 f.write_str("a `DiffPatch` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11747,6 +11918,7 @@ impl Serialize for DiffPatchFormat {
 }
 
 impl<'de> Deserialize<'de> for DiffPatchFormat {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11777,6 +11949,7 @@ impl ::std::fmt::Debug for DiffPathChange {
 }
 
 impl ::acp_support::object::DecodeFields for DiffPathChange {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11816,6 +11989,7 @@ impl ::acp_support::object::DecodeFields for DiffPathChange {
 }
 
 impl<'de> Deserialize<'de> for DiffPathChange {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11828,6 +12002,7 @@ impl<'de> Deserialize<'de> for DiffPathChange {
                 f.write_str("a `DiffPathChange` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -11891,6 +12066,7 @@ impl ::std::fmt::Debug for DiffPathPairChange {
 }
 
 impl ::acp_support::object::DecodeFields for DiffPathPairChange {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11940,6 +12116,7 @@ impl ::acp_support::object::DecodeFields for DiffPathPairChange {
 }
 
 impl<'de> Deserialize<'de> for DiffPathPairChange {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -11952,6 +12129,7 @@ impl<'de> Deserialize<'de> for DiffPathPairChange {
                 f.write_str("a `DiffPathPairChange` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12031,6 +12209,7 @@ impl ::std::fmt::Debug for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12089,6 +12268,7 @@ impl ::acp_support::object::DecodeFields for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for DisableProviderRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12101,6 +12281,7 @@ impl<'de> Deserialize<'de> for DisableProviderRequest {
                 f.write_str("a `DisableProviderRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12188,6 +12369,7 @@ impl ::std::fmt::Debug for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12236,6 +12418,7 @@ impl ::acp_support::object::DecodeFields for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for DisableProviderResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12248,6 +12431,7 @@ impl<'de> Deserialize<'de> for DisableProviderResponse {
                 f.write_str("a `DisableProviderResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12325,6 +12509,7 @@ impl ::std::fmt::Debug for ElicitationAcceptAction {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12373,6 +12558,7 @@ impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
 }
 
 impl<'de> Deserialize<'de> for ElicitationAcceptAction {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12385,6 +12571,7 @@ impl<'de> Deserialize<'de> for ElicitationAcceptAction {
                 f.write_str("a `ElicitationAcceptAction` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12480,6 +12667,7 @@ impl ::std::fmt::Debug for ElicitationCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12559,6 +12747,7 @@ impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12571,6 +12760,7 @@ impl<'de> Deserialize<'de> for ElicitationCapabilities {
                 f.write_str("a `ElicitationCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12702,6 +12892,7 @@ impl ::std::fmt::Debug for ElicitationFormCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12749,6 +12940,7 @@ impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12761,6 +12953,7 @@ impl<'de> Deserialize<'de> for ElicitationFormCapabilities {
                 f.write_str("a `ElicitationFormCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -12839,6 +13032,7 @@ impl ::std::fmt::Debug for ElicitationFormMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormMode {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12884,6 +13078,7 @@ impl ::acp_support::object::DecodeFields for ElicitationFormMode {
 }
 
 impl<'de> Deserialize<'de> for ElicitationFormMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -12896,6 +13091,7 @@ impl<'de> Deserialize<'de> for ElicitationFormMode {
                 f.write_str("a `ElicitationFormMode` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13117,6 +13313,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "string" => Some(::acp_support::union::KnownTag::new(0, "string", false)),
@@ -13128,6 +13325,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -13178,6 +13376,7 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for ElicitationPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13233,6 +13432,7 @@ impl ::std::fmt::Debug for ElicitationRequestScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13276,6 +13476,7 @@ impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
 }
 
 impl<'de> Deserialize<'de> for ElicitationRequestScope {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13288,6 +13489,7 @@ impl<'de> Deserialize<'de> for ElicitationRequestScope {
                 f.write_str("a `ElicitationRequestScope` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13380,6 +13582,7 @@ impl ::std::fmt::Debug for ElicitationSchema {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13490,6 +13693,7 @@ impl ::acp_support::object::DecodeFields for ElicitationSchema {
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13502,6 +13706,7 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
                 f.write_str("a `ElicitationSchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13689,6 +13894,7 @@ impl ::std::fmt::Debug for ElicitationSessionScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13746,6 +13952,7 @@ impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
 }
 
 impl<'de> Deserialize<'de> for ElicitationSessionScope {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13758,6 +13965,7 @@ impl<'de> Deserialize<'de> for ElicitationSessionScope {
                 f.write_str("a `ElicitationSessionScope` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13839,6 +14047,7 @@ impl ::std::fmt::Debug for ElicitationUrlCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13886,6 +14095,7 @@ impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -13898,6 +14108,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlCapabilities {
                 f.write_str("a `ElicitationUrlCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -13979,6 +14190,7 @@ impl ::std::fmt::Debug for ElicitationUrlMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14030,6 +14242,7 @@ impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
 }
 
 impl<'de> Deserialize<'de> for ElicitationUrlMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14042,6 +14255,7 @@ impl<'de> Deserialize<'de> for ElicitationUrlMode {
                 f.write_str("a `ElicitationUrlMode` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14139,6 +14353,7 @@ impl ::std::fmt::Debug for EmbeddedResource {
 }
 
 impl ::acp_support::object::DecodeFields for EmbeddedResource {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14210,6 +14425,7 @@ impl ::acp_support::object::DecodeFields for EmbeddedResource {
 }
 
 impl<'de> Deserialize<'de> for EmbeddedResource {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14222,6 +14438,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                 f.write_str("a `EmbeddedResource` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14339,6 +14556,7 @@ impl ::std::fmt::Debug for EnumOption {
 }
 
 impl ::acp_support::object::DecodeFields for EnumOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14412,6 +14630,7 @@ impl ::acp_support::object::DecodeFields for EnumOption {
 }
 
 impl<'de> Deserialize<'de> for EnumOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14424,6 +14643,7 @@ impl<'de> Deserialize<'de> for EnumOption {
                 f.write_str("a `EnumOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14525,6 +14745,7 @@ impl ::std::fmt::Debug for EnvVariable {
 }
 
 impl ::acp_support::object::DecodeFields for EnvVariable {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14584,6 +14805,7 @@ impl ::acp_support::object::DecodeFields for EnvVariable {
 }
 
 impl<'de> Deserialize<'de> for EnvVariable {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14596,6 +14818,7 @@ impl<'de> Deserialize<'de> for EnvVariable {
                 f.write_str("a `EnvVariable` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14690,6 +14913,7 @@ impl ::std::fmt::Debug for Error {
 }
 
 impl ::acp_support::object::DecodeFields for Error {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14749,6 +14973,7 @@ impl ::acp_support::object::DecodeFields for Error {
 }
 
 impl<'de> Deserialize<'de> for Error {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14761,6 +14986,7 @@ impl<'de> Deserialize<'de> for Error {
                 f.write_str("a `Error` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -14902,6 +15128,7 @@ impl From<i32> for ErrorCode {
 }
 
 impl<'de> Deserialize<'de> for ErrorCode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -14963,6 +15190,7 @@ impl ::std::fmt::Debug for ErrorStopReason {
 }
 
 impl ::acp_support::object::DecodeFields for ErrorStopReason {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15010,6 +15238,7 @@ impl ::acp_support::object::DecodeFields for ErrorStopReason {
 }
 
 impl<'de> Deserialize<'de> for ErrorStopReason {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15022,6 +15251,7 @@ impl<'de> Deserialize<'de> for ErrorStopReason {
                 f.write_str("a `ErrorStopReason` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15190,6 +15420,7 @@ impl ::std::fmt::Debug for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15284,6 +15515,7 @@ impl ::acp_support::object::DecodeFields for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ForkSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15296,6 +15528,7 @@ impl<'de> Deserialize<'de> for ForkSessionRequest {
                 f.write_str("a `ForkSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15438,6 +15671,7 @@ impl ::std::fmt::Debug for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15528,6 +15762,7 @@ impl ::acp_support::object::DecodeFields for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ForkSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15540,6 +15775,7 @@ impl<'de> Deserialize<'de> for ForkSessionResponse {
                 f.write_str("a `ForkSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15645,6 +15881,7 @@ impl ::std::fmt::Debug for HttpHeader {
 }
 
 impl ::acp_support::object::DecodeFields for HttpHeader {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15704,6 +15941,7 @@ impl ::acp_support::object::DecodeFields for HttpHeader {
 }
 
 impl<'de> Deserialize<'de> for HttpHeader {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15716,6 +15954,7 @@ impl<'de> Deserialize<'de> for HttpHeader {
                 f.write_str("a `HttpHeader` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -15823,6 +16062,7 @@ impl ::std::fmt::Debug for Icon {
 }
 
 impl ::acp_support::object::DecodeFields for Icon {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15920,6 +16160,7 @@ impl ::acp_support::object::DecodeFields for Icon {
 }
 
 impl<'de> Deserialize<'de> for Icon {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -15932,6 +16173,7 @@ impl<'de> Deserialize<'de> for Icon {
                 f.write_str("a `Icon` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16116,6 +16358,7 @@ impl Serialize for IconTheme {
 }
 
 impl<'de> Deserialize<'de> for IconTheme {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16186,6 +16429,7 @@ impl ::std::fmt::Debug for IdleStateUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for IdleStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16271,6 +16515,7 @@ impl ::acp_support::object::DecodeFields for IdleStateUpdate {
 }
 
 impl<'de> Deserialize<'de> for IdleStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16283,6 +16528,7 @@ impl<'de> Deserialize<'de> for IdleStateUpdate {
                 f.write_str("a `IdleStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16489,6 +16735,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "end_turn" => Some(::acp_support::union::KnownTag::new(0, "end_turn", false)),
@@ -16507,6 +16754,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -16551,6 +16799,7 @@ impl ::acp_support::union::TaggedUnion for IdleStateUpdateStopReason {
 }
 
 impl<'de> Deserialize<'de> for IdleStateUpdateStopReason {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16644,6 +16893,7 @@ impl ::std::fmt::Debug for ImageContent {
 }
 
 impl ::acp_support::object::DecodeFields for ImageContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16735,6 +16985,7 @@ impl ::acp_support::object::DecodeFields for ImageContent {
 }
 
 impl<'de> Deserialize<'de> for ImageContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16747,6 +16998,7 @@ impl<'de> Deserialize<'de> for ImageContent {
                 f.write_str("a `ImageContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -16876,6 +17128,7 @@ impl ::std::fmt::Debug for Implementation {
 }
 
 impl ::acp_support::object::DecodeFields for Implementation {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16949,6 +17202,7 @@ impl ::acp_support::object::DecodeFields for Implementation {
 }
 
 impl<'de> Deserialize<'de> for Implementation {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -16961,6 +17215,7 @@ impl<'de> Deserialize<'de> for Implementation {
                 f.write_str("a `Implementation` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17119,6 +17374,7 @@ impl ::std::fmt::Debug for InitializeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17202,6 +17458,7 @@ impl ::acp_support::object::DecodeFields for InitializeRequest {
 }
 
 impl<'de> Deserialize<'de> for InitializeRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17214,6 +17471,7 @@ impl<'de> Deserialize<'de> for InitializeRequest {
                 f.write_str("a `InitializeRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17333,6 +17591,7 @@ impl ::std::fmt::Debug for InitializeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17430,6 +17689,7 @@ impl ::acp_support::object::DecodeFields for InitializeResponse {
 }
 
 impl<'de> Deserialize<'de> for InitializeResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17442,6 +17702,7 @@ impl<'de> Deserialize<'de> for InitializeResponse {
                 f.write_str("a `InitializeResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17571,6 +17832,7 @@ impl ::std::fmt::Debug for IntegerPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17680,6 +17942,7 @@ impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for IntegerPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17692,6 +17955,7 @@ impl<'de> Deserialize<'de> for IntegerPropertySchema {
                 f.write_str("a `IntegerPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -17852,6 +18116,7 @@ impl ::std::fmt::Debug for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17900,6 +18165,7 @@ impl ::acp_support::object::DecodeFields for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ListProvidersRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -17912,6 +18178,7 @@ impl<'de> Deserialize<'de> for ListProvidersRequest {
                 f.write_str("a `ListProvidersRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18001,6 +18268,7 @@ impl ::std::fmt::Debug for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18059,6 +18327,7 @@ impl ::acp_support::object::DecodeFields for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ListProvidersResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18071,6 +18340,7 @@ impl<'de> Deserialize<'de> for ListProvidersResponse {
                 f.write_str("a `ListProvidersResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18180,6 +18450,7 @@ impl ::std::fmt::Debug for ListSessionsRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18263,6 +18534,7 @@ impl ::acp_support::object::DecodeFields for ListSessionsRequest {
 }
 
 impl<'de> Deserialize<'de> for ListSessionsRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18275,6 +18547,7 @@ impl<'de> Deserialize<'de> for ListSessionsRequest {
                 f.write_str("a `ListSessionsRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18410,6 +18683,7 @@ impl ::std::fmt::Debug for ListSessionsResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18483,6 +18757,7 @@ impl ::acp_support::object::DecodeFields for ListSessionsResponse {
 }
 
 impl<'de> Deserialize<'de> for ListSessionsResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18495,6 +18770,7 @@ impl<'de> Deserialize<'de> for ListSessionsResponse {
                 f.write_str("a `ListSessionsResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18688,6 +18964,7 @@ impl Serialize for LlmProtocol {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for LlmProtocol {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18734,6 +19011,7 @@ impl ::std::fmt::Debug for LoginAuthRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LoginAuthRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18791,6 +19069,7 @@ impl ::acp_support::object::DecodeFields for LoginAuthRequest {
 }
 
 impl<'de> Deserialize<'de> for LoginAuthRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18803,6 +19082,7 @@ impl<'de> Deserialize<'de> for LoginAuthRequest {
                 f.write_str("a `LoginAuthRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -18882,6 +19162,7 @@ impl ::std::fmt::Debug for LoginAuthResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LoginAuthResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18929,6 +19210,7 @@ impl ::acp_support::object::DecodeFields for LoginAuthResponse {
 }
 
 impl<'de> Deserialize<'de> for LoginAuthResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -18941,6 +19223,7 @@ impl<'de> Deserialize<'de> for LoginAuthResponse {
                 f.write_str("a `LoginAuthResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19025,6 +19308,7 @@ impl ::std::fmt::Debug for LogoutAuthRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutAuthRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19072,6 +19356,7 @@ impl ::acp_support::object::DecodeFields for LogoutAuthRequest {
 }
 
 impl<'de> Deserialize<'de> for LogoutAuthRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19084,6 +19369,7 @@ impl<'de> Deserialize<'de> for LogoutAuthRequest {
                 f.write_str("a `LogoutAuthRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19162,6 +19448,7 @@ impl ::std::fmt::Debug for LogoutAuthResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutAuthResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19209,6 +19496,7 @@ impl ::acp_support::object::DecodeFields for LogoutAuthResponse {
 }
 
 impl<'de> Deserialize<'de> for LogoutAuthResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19221,6 +19509,7 @@ impl<'de> Deserialize<'de> for LogoutAuthResponse {
                 f.write_str("a `LogoutAuthResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19308,6 +19597,7 @@ impl ::std::fmt::Debug for McpAcpCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpAcpCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19356,6 +19646,7 @@ impl ::acp_support::object::DecodeFields for McpAcpCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for McpAcpCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19368,6 +19659,7 @@ impl<'de> Deserialize<'de> for McpAcpCapabilities {
                 f.write_str("a `McpAcpCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19474,6 +19766,7 @@ impl ::std::fmt::Debug for McpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19573,6 +19866,7 @@ impl ::acp_support::object::DecodeFields for McpCapabilities {
 }
 
 impl<'de> Deserialize<'de> for McpCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19585,6 +19879,7 @@ impl<'de> Deserialize<'de> for McpCapabilities {
                 f.write_str("a `McpCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19721,6 +20016,7 @@ impl ::std::fmt::Debug for McpError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpError {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19781,6 +20077,7 @@ impl ::acp_support::object::DecodeFields for McpError {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for McpError {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19793,6 +20090,7 @@ impl<'de> Deserialize<'de> for McpError {
                 f.write_str("a `McpError` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -19869,6 +20167,7 @@ impl ::std::fmt::Debug for McpHttpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpHttpCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19916,6 +20215,7 @@ impl ::acp_support::object::DecodeFields for McpHttpCapabilities {
 }
 
 impl<'de> Deserialize<'de> for McpHttpCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -19928,6 +20228,7 @@ impl<'de> Deserialize<'de> for McpHttpCapabilities {
                 f.write_str("a `McpHttpCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20132,6 +20433,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "http" => Some(::acp_support::union::KnownTag::new(0, "http", false)),
@@ -20142,6 +20444,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -20180,6 +20483,7 @@ impl ::acp_support::union::TaggedUnion for McpServer {
 }
 
 impl<'de> Deserialize<'de> for McpServer {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20257,6 +20561,7 @@ impl ::std::fmt::Debug for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpServerAcp {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20321,6 +20626,7 @@ impl ::acp_support::object::DecodeFields for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for McpServerAcp {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20333,6 +20639,7 @@ impl<'de> Deserialize<'de> for McpServerAcp {
                 f.write_str("a `McpServerAcp` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20472,6 +20779,7 @@ impl ::std::fmt::Debug for McpServerHttp {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerHttp {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20541,6 +20849,7 @@ impl ::acp_support::object::DecodeFields for McpServerHttp {
 }
 
 impl<'de> Deserialize<'de> for McpServerHttp {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20553,6 +20862,7 @@ impl<'de> Deserialize<'de> for McpServerHttp {
                 f.write_str("a `McpServerHttp` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20656,6 +20966,7 @@ impl ::std::fmt::Debug for McpServerStdio {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerStdio {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20739,6 +21050,7 @@ impl ::acp_support::object::DecodeFields for McpServerStdio {
 }
 
 impl<'de> Deserialize<'de> for McpServerStdio {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20751,6 +21063,7 @@ impl<'de> Deserialize<'de> for McpServerStdio {
                 f.write_str("a `McpServerStdio` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -20849,6 +21162,7 @@ impl ::std::fmt::Debug for McpStdioCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpStdioCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20896,6 +21210,7 @@ impl ::acp_support::object::DecodeFields for McpStdioCapabilities {
 }
 
 impl<'de> Deserialize<'de> for McpStdioCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -20908,6 +21223,7 @@ impl<'de> Deserialize<'de> for McpStdioCapabilities {
                 f.write_str("a `McpStdioCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21082,6 +21398,7 @@ impl ::std::fmt::Debug for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21166,6 +21483,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21178,6 +21496,7 @@ impl<'de> Deserialize<'de> for MessageMcpNotification {
                 f.write_str("a `MessageMcpNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21300,6 +21619,7 @@ impl ::std::fmt::Debug for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21384,6 +21704,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21396,6 +21717,7 @@ impl<'de> Deserialize<'de> for MessageMcpRequest {
                 f.write_str("a `MessageMcpRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21524,6 +21846,7 @@ impl ::std::fmt::Debug for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21578,6 +21901,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponseError {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21590,6 +21914,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseError {
                 f.write_str("a `MessageMcpResponseError` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21677,6 +22002,7 @@ impl ::std::fmt::Debug for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21735,6 +22061,7 @@ impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for MessageMcpResponseResult {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21747,6 +22074,7 @@ impl<'de> Deserialize<'de> for MessageMcpResponseResult {
                 f.write_str("a `MessageMcpResponseResult` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -21848,6 +22176,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "string" => Some(::acp_support::union::KnownTag::new(0, "string", false)),
@@ -21855,6 +22184,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -21883,6 +22213,7 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for MultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -21971,6 +22302,7 @@ impl ::std::fmt::Debug for MultiSelectPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22092,6 +22424,7 @@ impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22104,6 +22437,7 @@ impl<'de> Deserialize<'de> for MultiSelectPropertySchema {
                 f.write_str("a `MultiSelectPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22289,6 +22623,7 @@ impl ::std::fmt::Debug for NewSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22378,6 +22713,7 @@ impl ::acp_support::object::DecodeFields for NewSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for NewSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22390,6 +22726,7 @@ impl<'de> Deserialize<'de> for NewSessionRequest {
                 f.write_str("a `NewSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22534,6 +22871,7 @@ impl ::std::fmt::Debug for NewSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22623,6 +22961,7 @@ impl ::acp_support::object::DecodeFields for NewSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for NewSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22635,6 +22974,7 @@ impl<'de> Deserialize<'de> for NewSessionResponse {
                 f.write_str("a `NewSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -22751,6 +23091,7 @@ impl ::std::fmt::Debug for Notice {
 }
 
 impl ::acp_support::object::DecodeFields for Notice {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22828,6 +23169,7 @@ impl ::acp_support::object::DecodeFields for Notice {
 }
 
 impl<'de> Deserialize<'de> for Notice {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -22840,6 +23182,7 @@ impl<'de> Deserialize<'de> for Notice {
                 f.write_str("a `Notice` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23002,6 +23345,7 @@ impl Serialize for NoticeSeverity {
 }
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23067,6 +23411,7 @@ impl ::std::fmt::Debug for NumberPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for NumberPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23178,6 +23523,7 @@ impl ::acp_support::object::DecodeFields for NumberPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for NumberPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23190,6 +23536,7 @@ impl<'de> Deserialize<'de> for NumberPropertySchema {
                 f.write_str("a `NumberPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23353,6 +23700,7 @@ impl ::std::fmt::Debug for PermissionOption {
 }
 
 impl ::acp_support::object::DecodeFields for PermissionOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23426,6 +23774,7 @@ impl ::acp_support::object::DecodeFields for PermissionOption {
 }
 
 impl<'de> Deserialize<'de> for PermissionOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23438,6 +23787,7 @@ impl<'de> Deserialize<'de> for PermissionOption {
                 f.write_str("a `PermissionOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23636,6 +23986,7 @@ impl Serialize for PermissionOptionKind {
 }
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23685,6 +24036,7 @@ impl ::std::fmt::Debug for PlanEntry {
 }
 
 impl ::acp_support::object::DecodeFields for PlanEntry {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23758,6 +24110,7 @@ impl ::acp_support::object::DecodeFields for PlanEntry {
 }
 
 impl<'de> Deserialize<'de> for PlanEntry {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -23770,6 +24123,7 @@ impl<'de> Deserialize<'de> for PlanEntry {
                 f.write_str("a `PlanEntry` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -23930,6 +24284,7 @@ impl Serialize for PlanEntryPriority {
 }
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24044,6 +24399,7 @@ impl Serialize for PlanEntryStatus {
 }
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24093,6 +24449,7 @@ impl ::std::fmt::Debug for PlanFile {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanFile {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24153,6 +24510,7 @@ impl ::acp_support::object::DecodeFields for PlanFile {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanFile {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24165,6 +24523,7 @@ impl<'de> Deserialize<'de> for PlanFile {
                 f.write_str("a `PlanFile` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24291,6 +24650,7 @@ impl ::std::fmt::Debug for PlanItems {
 }
 
 impl ::acp_support::object::DecodeFields for PlanItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24358,6 +24718,7 @@ impl ::acp_support::object::DecodeFields for PlanItems {
 }
 
 impl<'de> Deserialize<'de> for PlanItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24370,6 +24731,7 @@ impl<'de> Deserialize<'de> for PlanItems {
                 f.write_str("a `PlanItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24464,6 +24826,7 @@ impl ::std::fmt::Debug for PlanMarkdown {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanMarkdown {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24524,6 +24887,7 @@ impl ::acp_support::object::DecodeFields for PlanMarkdown {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanMarkdown {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24536,6 +24900,7 @@ impl<'de> Deserialize<'de> for PlanMarkdown {
                 f.write_str("a `PlanMarkdown` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24628,6 +24993,7 @@ impl ::std::fmt::Debug for PlanRemoved {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanRemoved {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24682,6 +25048,7 @@ impl ::acp_support::object::DecodeFields for PlanRemoved {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for PlanRemoved {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24694,6 +25061,7 @@ impl<'de> Deserialize<'de> for PlanRemoved {
                 f.write_str("a `PlanRemoved` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -24777,6 +25145,7 @@ impl ::std::fmt::Debug for PlanUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for PlanUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24834,6 +25203,7 @@ impl ::acp_support::object::DecodeFields for PlanUpdate {
 }
 
 impl<'de> Deserialize<'de> for PlanUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -24846,6 +25216,7 @@ impl<'de> Deserialize<'de> for PlanUpdate {
                 f.write_str("a `PlanUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25003,6 +25374,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "items" => Some(::acp_support::union::KnownTag::new(0, "items", false)),
@@ -25014,6 +25386,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -25054,6 +25427,7 @@ impl ::acp_support::union::TaggedUnion for PlanUpdateContent {
 }
 
 impl<'de> Deserialize<'de> for PlanUpdateContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25116,6 +25490,7 @@ impl ::std::fmt::Debug for PromptAudioCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptAudioCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25163,6 +25538,7 @@ impl ::acp_support::object::DecodeFields for PromptAudioCapabilities {
 }
 
 impl<'de> Deserialize<'de> for PromptAudioCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25175,6 +25551,7 @@ impl<'de> Deserialize<'de> for PromptAudioCapabilities {
                 f.write_str("a `PromptAudioCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25288,6 +25665,7 @@ impl ::std::fmt::Debug for PromptCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25385,6 +25763,7 @@ impl ::acp_support::object::DecodeFields for PromptCapabilities {
 }
 
 impl<'de> Deserialize<'de> for PromptCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25397,6 +25776,7 @@ impl<'de> Deserialize<'de> for PromptCapabilities {
                 f.write_str("a `PromptCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25525,6 +25905,7 @@ impl ::std::fmt::Debug for PromptEmbeddedContextCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptEmbeddedContextCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25572,6 +25953,7 @@ impl ::acp_support::object::DecodeFields for PromptEmbeddedContextCapabilities {
 }
 
 impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25584,6 +25966,7 @@ impl<'de> Deserialize<'de> for PromptEmbeddedContextCapabilities {
                 f.write_str("a `PromptEmbeddedContextCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25664,6 +26047,7 @@ impl ::std::fmt::Debug for PromptImageCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptImageCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25711,6 +26095,7 @@ impl ::acp_support::object::DecodeFields for PromptImageCapabilities {
 }
 
 impl<'de> Deserialize<'de> for PromptImageCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25723,6 +26108,7 @@ impl<'de> Deserialize<'de> for PromptImageCapabilities {
                 f.write_str("a `PromptImageCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -25827,6 +26213,7 @@ impl ::std::fmt::Debug for PromptRequest {
 }
 
 impl ::acp_support::object::DecodeFields for PromptRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25894,6 +26281,7 @@ impl ::acp_support::object::DecodeFields for PromptRequest {
 }
 
 impl<'de> Deserialize<'de> for PromptRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -25906,6 +26294,7 @@ impl<'de> Deserialize<'de> for PromptRequest {
                 f.write_str("a `PromptRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26008,6 +26397,7 @@ impl ::std::fmt::Debug for PromptResponse {
 }
 
 impl ::acp_support::object::DecodeFields for PromptResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26065,6 +26455,7 @@ impl ::acp_support::object::DecodeFields for PromptResponse {
 }
 
 impl<'de> Deserialize<'de> for PromptResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26077,6 +26468,7 @@ impl<'de> Deserialize<'de> for PromptResponse {
                 f.write_str("a `PromptResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26196,6 +26588,7 @@ impl ::std::fmt::Debug for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26264,6 +26657,7 @@ impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProviderCurrentConfig {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26276,6 +26670,7 @@ impl<'de> Deserialize<'de> for ProviderCurrentConfig {
                 f.write_str("a `ProviderCurrentConfig` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26424,6 +26819,7 @@ impl ::std::fmt::Debug for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderInfo {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26514,6 +26910,7 @@ impl ::acp_support::object::DecodeFields for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProviderInfo {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26526,6 +26923,7 @@ impl<'de> Deserialize<'de> for ProviderInfo {
                 f.write_str("a `ProviderInfo` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -26636,6 +27034,7 @@ impl ::std::fmt::Debug for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26684,6 +27083,7 @@ impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProvidersCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -26696,6 +27096,7 @@ impl<'de> Deserialize<'de> for ProvidersCapabilities {
                 f.write_str("a `ProvidersCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27023,6 +27424,7 @@ impl ::std::fmt::Debug for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27091,6 +27493,7 @@ impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxySuccessorNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27103,6 +27506,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorNotification {
                 f.write_str("a `ProxySuccessorNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27226,6 +27630,7 @@ impl ::std::fmt::Debug for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27294,6 +27699,7 @@ impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for ProxySuccessorRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27306,6 +27712,7 @@ impl<'de> Deserialize<'de> for ProxySuccessorRequest {
                 f.write_str("a `ProxySuccessorRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27438,6 +27845,7 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "start" => Some(::acp_support::union::KnownTag::new(0, "start", false)),
@@ -27445,6 +27853,7 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -27467,6 +27876,7 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
 }
 
 impl<'de> Deserialize<'de> for ReplayFrom {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27521,6 +27931,7 @@ impl ::std::fmt::Debug for ReplayFromStart {
 }
 
 impl ::acp_support::object::DecodeFields for ReplayFromStart {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27568,6 +27979,7 @@ impl ::acp_support::object::DecodeFields for ReplayFromStart {
 }
 
 impl<'de> Deserialize<'de> for ReplayFromStart {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27580,6 +27992,7 @@ impl<'de> Deserialize<'de> for ReplayFromStart {
                 f.write_str("a `ReplayFromStart` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -27731,6 +28144,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "cancelled" => {
@@ -27741,6 +28155,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -27770,6 +28185,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionOutcome {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27861,6 +28277,7 @@ impl ::std::fmt::Debug for RequestPermissionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27958,6 +28375,7 @@ impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -27970,6 +28388,7 @@ impl<'de> Deserialize<'de> for RequestPermissionRequest {
                 f.write_str("a `RequestPermissionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28088,6 +28507,7 @@ impl ::std::fmt::Debug for RequestPermissionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28145,6 +28565,7 @@ impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28157,6 +28578,7 @@ impl<'de> Deserialize<'de> for RequestPermissionResponse {
                 f.write_str("a `RequestPermissionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28285,6 +28707,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "tool_call" => {
@@ -28295,6 +28718,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -28324,6 +28748,7 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
 }
 
 impl<'de> Deserialize<'de> for RequestPermissionSubject {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28399,6 +28824,7 @@ impl ::std::fmt::Debug for RequiresActionStateUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for RequiresActionStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28462,6 +28888,7 @@ impl ::acp_support::object::DecodeFields for RequiresActionStateUpdate {
 }
 
 impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28474,6 +28901,7 @@ impl<'de> Deserialize<'de> for RequiresActionStateUpdate {
                 f.write_str("a `RequiresActionStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28609,6 +29037,7 @@ impl ::std::fmt::Debug for ResourceLink {
 }
 
 impl ::acp_support::object::DecodeFields for ResourceLink {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28754,6 +29183,7 @@ impl ::acp_support::object::DecodeFields for ResourceLink {
 }
 
 impl<'de> Deserialize<'de> for ResourceLink {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -28766,6 +29196,7 @@ impl<'de> Deserialize<'de> for ResourceLink {
                 f.write_str("a `ResourceLink` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -28995,6 +29426,7 @@ impl ::std::fmt::Debug for ResumeSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29104,6 +29536,7 @@ impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
 }
 
 impl<'de> Deserialize<'de> for ResumeSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29116,6 +29549,7 @@ impl<'de> Deserialize<'de> for ResumeSessionRequest {
                 f.write_str("a `ResumeSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29270,6 +29704,7 @@ impl ::std::fmt::Debug for ResumeSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29349,6 +29784,7 @@ impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
 }
 
 impl<'de> Deserialize<'de> for ResumeSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29361,6 +29797,7 @@ impl<'de> Deserialize<'de> for ResumeSessionResponse {
                 f.write_str("a `ResumeSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29521,6 +29958,7 @@ impl Serialize for Role {
 }
 
 impl<'de> Deserialize<'de> for Role {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29567,6 +30005,7 @@ impl ::std::fmt::Debug for RunningStateUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for RunningStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29630,6 +30069,7 @@ impl ::acp_support::object::DecodeFields for RunningStateUpdate {
 }
 
 impl<'de> Deserialize<'de> for RunningStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29642,6 +30082,7 @@ impl<'de> Deserialize<'de> for RunningStateUpdate {
                 f.write_str("a `RunningStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29739,6 +30180,7 @@ impl ::std::fmt::Debug for SelectedPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29796,6 +30238,7 @@ impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
 }
 
 impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29808,6 +30251,7 @@ impl<'de> Deserialize<'de> for SelectedPermissionOutcome {
                 f.write_str("a `SelectedPermissionOutcome` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -29892,6 +30336,7 @@ impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29939,6 +30384,7 @@ impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabil
 }
 
 impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -29951,6 +30397,7 @@ impl<'de> Deserialize<'de> for SessionAdditionalDirectoriesCapabilities {
                 f.write_str("a `SessionAdditionalDirectoriesCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30039,6 +30486,7 @@ impl ::std::fmt::Debug for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30087,6 +30535,7 @@ impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30099,6 +30548,7 @@ impl<'de> Deserialize<'de> for SessionArchiveCapabilities {
                 f.write_str("a `SessionArchiveCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30265,6 +30715,7 @@ impl Serialize for SessionArchiveFilter {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30309,6 +30760,7 @@ impl ::std::fmt::Debug for SessionCancelCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionCancelCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30357,6 +30809,7 @@ impl ::acp_support::object::DecodeFields for SessionCancelCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionCancelCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30369,6 +30822,7 @@ impl<'de> Deserialize<'de> for SessionCancelCapabilities {
                 f.write_str("a `SessionCancelCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -30560,6 +31014,7 @@ impl ::std::fmt::Debug for SessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30779,6 +31234,7 @@ impl ::acp_support::object::DecodeFields for SessionCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -30791,6 +31247,7 @@ impl<'de> Deserialize<'de> for SessionCapabilities {
                 f.write_str("a `SessionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31021,6 +31478,7 @@ impl ::std::fmt::Debug for SessionConfigBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigBoolean {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31064,6 +31522,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigBoolean {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigBoolean {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31076,6 +31535,7 @@ impl<'de> Deserialize<'de> for SessionConfigBoolean {
                 f.write_str("a `SessionConfigBoolean` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31233,6 +31693,7 @@ impl ::std::fmt::Debug for SessionConfigOption {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31328,6 +31789,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigOption {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31340,6 +31802,7 @@ impl<'de> Deserialize<'de> for SessionConfigOption {
                 f.write_str("a `SessionConfigOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31539,6 +32002,7 @@ impl Serialize for SessionConfigOptionCategory {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31617,6 +32081,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "select" => Some(::acp_support::union::KnownTag::new(0, "select", false)),
@@ -31625,6 +32090,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -31654,6 +32120,7 @@ impl ::acp_support::union::TaggedUnion for SessionConfigOptionType {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigOptionType {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31709,6 +32176,7 @@ impl ::std::fmt::Debug for SessionConfigSelect {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelect {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31762,6 +32230,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelect {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelect {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31774,6 +32243,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelect {
                 f.write_str("a `SessionConfigSelect` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -31852,6 +32322,7 @@ impl ::std::fmt::Debug for SessionConfigSelectGroup {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelectGroup {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31931,6 +32402,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelectGroup {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -31943,6 +32415,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectGroup {
                 f.write_str("a `SessionConfigSelectGroup` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32040,6 +32513,7 @@ impl ::std::fmt::Debug for SessionConfigSelectOption {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigSelectOption {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32117,6 +32591,7 @@ impl ::acp_support::object::DecodeFields for SessionConfigSelectOption {
 }
 
 impl<'de> Deserialize<'de> for SessionConfigSelectOption {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32129,6 +32604,7 @@ impl<'de> Deserialize<'de> for SessionConfigSelectOption {
                 f.write_str("a `SessionConfigSelectOption` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32271,6 +32747,7 @@ impl ::std::fmt::Debug for SessionDeleteCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32318,6 +32795,7 @@ impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
 }
 
 impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32330,6 +32808,7 @@ impl<'de> Deserialize<'de> for SessionDeleteCapabilities {
                 f.write_str("a `SessionDeleteCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32417,6 +32896,7 @@ impl ::std::fmt::Debug for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32465,6 +32945,7 @@ impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionForkCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32477,6 +32958,7 @@ impl<'de> Deserialize<'de> for SessionForkCapabilities {
                 f.write_str("a `SessionForkCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32636,6 +33118,7 @@ impl ::std::fmt::Debug for SessionInfo {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfo {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32757,6 +33240,7 @@ impl ::acp_support::object::DecodeFields for SessionInfo {
 }
 
 impl<'de> Deserialize<'de> for SessionInfo {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -32769,6 +33253,7 @@ impl<'de> Deserialize<'de> for SessionInfo {
                 f.write_str("a `SessionInfo` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -32926,6 +33411,7 @@ impl ::std::fmt::Debug for SessionInfoUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfoUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33001,6 +33487,7 @@ impl ::acp_support::object::DecodeFields for SessionInfoUpdate {
 }
 
 impl<'de> Deserialize<'de> for SessionInfoUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33013,6 +33500,7 @@ impl<'de> Deserialize<'de> for SessionInfoUpdate {
                 f.write_str("a `SessionInfoUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33203,6 +33691,7 @@ impl ::std::fmt::Debug for SessionMessage {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionMessage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33333,6 +33822,7 @@ impl ::acp_support::object::DecodeFields for SessionMessage {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionMessage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33345,6 +33835,7 @@ impl<'de> Deserialize<'de> for SessionMessage {
                 f.write_str("a `SessionMessage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33518,6 +34009,7 @@ impl ::std::fmt::Debug for SessionMessageChunk {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionMessageChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33586,6 +34078,7 @@ impl ::acp_support::object::DecodeFields for SessionMessageChunk {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionMessageChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33598,6 +34091,7 @@ impl<'de> Deserialize<'de> for SessionMessageChunk {
                 f.write_str("a `SessionMessageChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33689,6 +34183,7 @@ impl ::std::fmt::Debug for SessionNotFoundErrorData {
 }
 
 impl ::acp_support::object::DecodeFields for SessionNotFoundErrorData {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33746,6 +34241,7 @@ impl ::acp_support::object::DecodeFields for SessionNotFoundErrorData {
 }
 
 impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33758,6 +34254,7 @@ impl<'de> Deserialize<'de> for SessionNotFoundErrorData {
                 f.write_str("a `SessionNotFoundErrorData` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -33924,6 +34421,7 @@ impl Serialize for SessionStatus {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -33968,6 +34466,7 @@ impl ::std::fmt::Debug for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34016,6 +34515,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34028,6 +34528,7 @@ impl<'de> Deserialize<'de> for SessionStatusCapabilities {
                 f.write_str("a `SessionStatusCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34124,6 +34625,7 @@ impl ::std::fmt::Debug for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34182,6 +34684,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34194,6 +34697,7 @@ impl<'de> Deserialize<'de> for SessionStatusRequest {
                 f.write_str("a `SessionStatusRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34299,6 +34803,7 @@ impl ::std::fmt::Debug for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34371,6 +34876,7 @@ impl ::acp_support::object::DecodeFields for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionStatusResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34383,6 +34889,7 @@ impl<'de> Deserialize<'de> for SessionStatusResponse {
                 f.write_str("a `SessionStatusResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34494,6 +35001,7 @@ impl ::std::fmt::Debug for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34558,6 +35066,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34570,6 +35079,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptCapabilities {
                 f.write_str("a `SessionSystemPromptCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34685,6 +35195,7 @@ impl ::std::fmt::Debug for SessionSystemPromptModeCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34751,6 +35262,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34763,6 +35275,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptModeCapabilities {
                 f.write_str("a `SessionSystemPromptModeCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -34870,6 +35383,7 @@ impl ::std::fmt::Debug for SessionSystemPromptOverrideCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34918,6 +35432,7 @@ impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabili
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -34930,6 +35445,7 @@ impl<'de> Deserialize<'de> for SessionSystemPromptOverrideCapabilities {
                 f.write_str("a `SessionSystemPromptOverrideCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35019,6 +35535,7 @@ impl ::std::fmt::Debug for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35067,6 +35584,7 @@ impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SessionTitleCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -35079,6 +35597,7 @@ impl<'de> Deserialize<'de> for SessionTitleCapabilities {
                 f.write_str("a `SessionTitleCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -35587,6 +36106,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "user_message_chunk" => {
@@ -35710,6 +36230,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -35893,6 +36414,7 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
 }
 
 impl<'de> Deserialize<'de> for SessionUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36131,6 +36653,7 @@ impl ::std::fmt::Debug for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36225,6 +36748,7 @@ impl ::acp_support::object::DecodeFields for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetProviderRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36237,6 +36761,7 @@ impl<'de> Deserialize<'de> for SetProviderRequest {
                 f.write_str("a `SetProviderRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36341,6 +36866,7 @@ impl ::std::fmt::Debug for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36389,6 +36915,7 @@ impl ::acp_support::object::DecodeFields for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetProviderResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36401,6 +36928,7 @@ impl<'de> Deserialize<'de> for SetProviderResponse {
                 f.write_str("a `SetProviderResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36498,6 +37026,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36567,6 +37096,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36579,6 +37109,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequest {
                 f.write_str("a `SetSessionConfigOptionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36717,6 +37248,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "id" => Some(::acp_support::union::KnownTag::new(0, "id", false)),
@@ -36725,6 +37257,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -36754,6 +37287,7 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestType {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36804,6 +37338,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBoolean {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36843,6 +37378,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBo
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36855,6 +37391,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeBoolean {
                 f.write_str("a `SetSessionConfigOptionRequestTypeBoolean` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -36914,6 +37451,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeId {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeId {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36957,6 +37495,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeId
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeId {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -36969,6 +37508,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionRequestTypeId {
                 f.write_str("a `SetSessionConfigOptionRequestTypeId` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37037,6 +37577,7 @@ impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37100,6 +37641,7 @@ impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
 }
 
 impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37112,6 +37654,7 @@ impl<'de> Deserialize<'de> for SetSessionConfigOptionResponse {
                 f.write_str("a `SetSessionConfigOptionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37218,6 +37761,7 @@ impl ::std::fmt::Debug for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37282,6 +37826,7 @@ impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetSessionTitleRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37294,6 +37839,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleRequest {
                 f.write_str("a `SetSessionTitleRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37388,6 +37934,7 @@ impl ::std::fmt::Debug for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37442,6 +37989,7 @@ impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SetSessionTitleResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37454,6 +38002,7 @@ impl<'de> Deserialize<'de> for SetSessionTitleResponse {
                 f.write_str("a `SetSessionTitleResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -37655,6 +38204,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "running" => Some(::acp_support::union::KnownTag::new(0, "running", false)),
@@ -37669,6 +38219,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -37714,6 +38265,7 @@ impl ::acp_support::union::TaggedUnion for StateUpdate {
 }
 
 impl<'de> Deserialize<'de> for StateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37854,6 +38406,7 @@ impl Serialize for StringFormat {
 }
 
 impl<'de> Deserialize<'de> for StringFormat {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37893,6 +38446,7 @@ impl ::std::fmt::Debug for StringMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37946,6 +38500,7 @@ impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for StringMultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -37958,6 +38513,7 @@ impl<'de> Deserialize<'de> for StringMultiSelectItems {
                 f.write_str("a `StringMultiSelectItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38096,6 +38652,7 @@ impl ::std::fmt::Debug for StringPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for StringPropertySchema {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38245,6 +38802,7 @@ impl ::acp_support::object::DecodeFields for StringPropertySchema {
 }
 
 impl<'de> Deserialize<'de> for StringPropertySchema {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38257,6 +38815,7 @@ impl<'de> Deserialize<'de> for StringPropertySchema {
                 f.write_str("a `StringPropertySchema` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38486,6 +39045,7 @@ impl ::std::fmt::Debug for SubagentSessionCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentSessionCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38550,6 +39110,7 @@ impl ::acp_support::object::DecodeFields for SubagentSessionCapabilities {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38562,6 +39123,7 @@ impl<'de> Deserialize<'de> for SubagentSessionCapabilities {
                 f.write_str("a `SubagentSessionCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -38747,6 +39309,7 @@ impl ::std::fmt::Debug for SubagentUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38883,6 +39446,7 @@ impl ::acp_support::object::DecodeFields for SubagentUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SubagentUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -38895,6 +39459,7 @@ impl<'de> Deserialize<'de> for SubagentUpdate {
                 f.write_str("a `SubagentUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39100,6 +39665,7 @@ impl ::std::fmt::Debug for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SystemPrompt {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39168,6 +39734,7 @@ impl ::acp_support::object::DecodeFields for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPrompt {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39180,6 +39747,7 @@ impl<'de> Deserialize<'de> for SystemPrompt {
                 f.write_str("a `SystemPrompt` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39359,6 +39927,7 @@ impl Serialize for SystemPromptMode {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for SystemPromptMode {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39401,6 +39970,7 @@ impl ::std::fmt::Debug for Terminal {
 }
 
 impl ::acp_support::object::DecodeFields for Terminal {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39458,6 +40028,7 @@ impl ::acp_support::object::DecodeFields for Terminal {
 }
 
 impl<'de> Deserialize<'de> for Terminal {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39470,6 +40041,7 @@ impl<'de> Deserialize<'de> for Terminal {
                 f.write_str("a `Terminal` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39553,6 +40125,7 @@ impl ::std::fmt::Debug for TerminalAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalAuthCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39600,6 +40173,7 @@ impl ::acp_support::object::DecodeFields for TerminalAuthCapabilities {
 }
 
 impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39612,6 +40186,7 @@ impl<'de> Deserialize<'de> for TerminalAuthCapabilities {
                 f.write_str("a `TerminalAuthCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39692,6 +40267,7 @@ impl ::std::fmt::Debug for TerminalCancelCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalCancelCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39739,6 +40315,7 @@ impl ::acp_support::object::DecodeFields for TerminalCancelCapabilities {
 }
 
 impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39751,6 +40328,7 @@ impl<'de> Deserialize<'de> for TerminalCancelCapabilities {
                 f.write_str("a `TerminalCancelCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -39841,6 +40419,7 @@ impl ::std::fmt::Debug for TerminalCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39904,6 +40483,7 @@ impl ::acp_support::object::DecodeFields for TerminalCapabilities {
 }
 
 impl<'de> Deserialize<'de> for TerminalCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -39916,6 +40496,7 @@ impl<'de> Deserialize<'de> for TerminalCapabilities {
                 f.write_str("a `TerminalCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40025,6 +40606,7 @@ impl ::std::fmt::Debug for TerminalExitStatus {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalExitStatus {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40100,6 +40682,7 @@ impl ::acp_support::object::DecodeFields for TerminalExitStatus {
 }
 
 impl<'de> Deserialize<'de> for TerminalExitStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40112,6 +40695,7 @@ impl<'de> Deserialize<'de> for TerminalExitStatus {
                 f.write_str("a `TerminalExitStatus` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40258,6 +40842,7 @@ impl ::std::fmt::Debug for TerminalOutput {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutput {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40311,6 +40896,7 @@ impl ::acp_support::object::DecodeFields for TerminalOutput {
 }
 
 impl<'de> Deserialize<'de> for TerminalOutput {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40323,6 +40909,7 @@ impl<'de> Deserialize<'de> for TerminalOutput {
                 f.write_str("a `TerminalOutput` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40410,6 +40997,7 @@ impl ::std::fmt::Debug for TerminalOutputChunk {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutputChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40473,6 +41061,7 @@ impl ::acp_support::object::DecodeFields for TerminalOutputChunk {
 }
 
 impl<'de> Deserialize<'de> for TerminalOutputChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40485,6 +41074,7 @@ impl<'de> Deserialize<'de> for TerminalOutputChunk {
                 f.write_str("a `TerminalOutputChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40571,6 +41161,7 @@ impl ::std::fmt::Debug for TerminalSize {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalSize {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40630,6 +41221,7 @@ impl ::acp_support::object::DecodeFields for TerminalSize {
 }
 
 impl<'de> Deserialize<'de> for TerminalSize {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40642,6 +41234,7 @@ impl<'de> Deserialize<'de> for TerminalSize {
                 f.write_str("a `TerminalSize` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -40765,6 +41358,7 @@ impl ::std::fmt::Debug for TerminalUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40908,6 +41502,7 @@ impl ::acp_support::object::DecodeFields for TerminalUpdate {
 }
 
 impl<'de> Deserialize<'de> for TerminalUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -40920,6 +41515,7 @@ impl<'de> Deserialize<'de> for TerminalUpdate {
                 f.write_str("a `TerminalUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41092,6 +41688,7 @@ impl ::std::fmt::Debug for TextCommandInput {
 }
 
 impl ::acp_support::object::DecodeFields for TextCommandInput {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41145,6 +41742,7 @@ impl ::acp_support::object::DecodeFields for TextCommandInput {
 }
 
 impl<'de> Deserialize<'de> for TextCommandInput {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41157,6 +41755,7 @@ impl<'de> Deserialize<'de> for TextCommandInput {
                 f.write_str("a `TextCommandInput` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41245,6 +41844,7 @@ impl ::std::fmt::Debug for TextContent {
 }
 
 impl ::acp_support::object::DecodeFields for TextContent {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41312,6 +41912,7 @@ impl ::acp_support::object::DecodeFields for TextContent {
 }
 
 impl<'de> Deserialize<'de> for TextContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41324,6 +41925,7 @@ impl<'de> Deserialize<'de> for TextContent {
                 f.write_str("a `TextContent` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41430,6 +42032,7 @@ impl ::std::fmt::Debug for TextResourceContents {
 }
 
 impl ::acp_support::object::DecodeFields for TextResourceContents {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41503,6 +42106,7 @@ impl ::acp_support::object::DecodeFields for TextResourceContents {
 }
 
 impl<'de> Deserialize<'de> for TextResourceContents {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41515,6 +42119,7 @@ impl<'de> Deserialize<'de> for TextResourceContents {
                 f.write_str("a `TextResourceContents` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41614,6 +42219,7 @@ impl ::std::fmt::Debug for TitledMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41671,6 +42277,7 @@ impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
 }
 
 impl<'de> Deserialize<'de> for TitledMultiSelectItems {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41683,6 +42290,7 @@ impl<'de> Deserialize<'de> for TitledMultiSelectItems {
                 f.write_str("a `TitledMultiSelectItems` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41764,6 +42372,7 @@ impl ::std::fmt::Debug for ToolCallCancelCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallCancelCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41811,6 +42420,7 @@ impl ::acp_support::object::DecodeFields for ToolCallCancelCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41823,6 +42433,7 @@ impl<'de> Deserialize<'de> for ToolCallCancelCapabilities {
                 f.write_str("a `ToolCallCancelCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -41913,6 +42524,7 @@ impl ::std::fmt::Debug for ToolCallCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallCapabilities {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41976,6 +42588,7 @@ impl ::acp_support::object::DecodeFields for ToolCallCapabilities {
 }
 
 impl<'de> Deserialize<'de> for ToolCallCapabilities {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -41988,6 +42601,7 @@ impl<'de> Deserialize<'de> for ToolCallCapabilities {
                 f.write_str("a `ToolCallCapabilities` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42146,6 +42760,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 
+    #[inline]
     fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
         match tag {
             "content" => Some(::acp_support::union::KnownTag::new(0, "content", false)),
@@ -42155,6 +42770,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
         }
     }
 
+    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -42191,6 +42807,7 @@ impl ::acp_support::union::TaggedUnion for ToolCallContent {
 }
 
 impl<'de> Deserialize<'de> for ToolCallContent {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42262,6 +42879,7 @@ impl ::std::fmt::Debug for ToolCallContentChunk {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallContentChunk {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42329,6 +42947,7 @@ impl ::acp_support::object::DecodeFields for ToolCallContentChunk {
 }
 
 impl<'de> Deserialize<'de> for ToolCallContentChunk {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42341,6 +42960,7 @@ impl<'de> Deserialize<'de> for ToolCallContentChunk {
                 f.write_str("a `ToolCallContentChunk` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42472,6 +43092,7 @@ impl ::std::fmt::Debug for ToolCallLocation {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallLocation {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42539,6 +43160,7 @@ impl ::acp_support::object::DecodeFields for ToolCallLocation {
 }
 
 impl<'de> Deserialize<'de> for ToolCallLocation {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42551,6 +43173,7 @@ impl<'de> Deserialize<'de> for ToolCallLocation {
                 f.write_str("a `ToolCallLocation` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42653,6 +43276,7 @@ impl ::std::fmt::Debug for ToolCallPermissionSubject {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallPermissionSubject {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42710,6 +43334,7 @@ impl ::acp_support::object::DecodeFields for ToolCallPermissionSubject {
 }
 
 impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -42722,6 +43347,7 @@ impl<'de> Deserialize<'de> for ToolCallPermissionSubject {
                 f.write_str("a `ToolCallPermissionSubject` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -42895,6 +43521,7 @@ impl Serialize for ToolCallStatus {
 }
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43005,6 +43632,7 @@ impl ::std::fmt::Debug for ToolCallUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43194,6 +43822,7 @@ impl ::acp_support::object::DecodeFields for ToolCallUpdate {
 }
 
 impl<'de> Deserialize<'de> for ToolCallUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43206,6 +43835,7 @@ impl<'de> Deserialize<'de> for ToolCallUpdate {
                 f.write_str("a `ToolCallUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -43517,6 +44147,7 @@ impl Serialize for ToolKind {
 }
 
 impl<'de> Deserialize<'de> for ToolKind {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43571,6 +44202,7 @@ impl ::std::fmt::Debug for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43629,6 +44261,7 @@ impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43641,6 +44274,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionRequest {
                 f.write_str("a `UnarchiveSessionRequest` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -43728,6 +44362,7 @@ impl ::std::fmt::Debug for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43776,6 +44411,7 @@ impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43788,6 +44424,7 @@ impl<'de> Deserialize<'de> for UnarchiveSessionResponse {
                 f.write_str("a `UnarchiveSessionResponse` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -43893,6 +44530,7 @@ impl ::std::fmt::Debug for UnknownStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnknownStateUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43957,6 +44595,7 @@ impl ::acp_support::object::DecodeFields for UnknownStateUpdate {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for UnknownStateUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -43969,6 +44608,7 @@ impl<'de> Deserialize<'de> for UnknownStateUpdate {
                 f.write_str("a `UnknownStateUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -44071,6 +44711,7 @@ impl ::std::fmt::Debug for UnsupportedProtocolVersionErrorData {
 }
 
 impl ::acp_support::object::DecodeFields for UnsupportedProtocolVersionErrorData {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44138,6 +44779,7 @@ impl ::acp_support::object::DecodeFields for UnsupportedProtocolVersionErrorData
 }
 
 impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -44150,6 +44792,7 @@ impl<'de> Deserialize<'de> for UnsupportedProtocolVersionErrorData {
                 f.write_str("a `UnsupportedProtocolVersionErrorData` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -44244,6 +44887,7 @@ impl ::std::fmt::Debug for UpdateSessionNotification {
 }
 
 impl ::acp_support::object::DecodeFields for UpdateSessionNotification {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44311,6 +44955,7 @@ impl ::acp_support::object::DecodeFields for UpdateSessionNotification {
 }
 
 impl<'de> Deserialize<'de> for UpdateSessionNotification {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -44323,6 +44968,7 @@ impl<'de> Deserialize<'de> for UpdateSessionNotification {
                 f.write_str("a `UpdateSessionNotification` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -44443,6 +45089,7 @@ impl ::std::fmt::Debug for Usage {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for Usage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44563,6 +45210,7 @@ impl ::acp_support::object::DecodeFields for Usage {
 
 #[cfg(feature = "unstable")]
 impl<'de> Deserialize<'de> for Usage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -44575,6 +45223,7 @@ impl<'de> Deserialize<'de> for Usage {
                 f.write_str("a `Usage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -44715,6 +45364,7 @@ impl ::std::fmt::Debug for UsageUpdate {
 }
 
 impl ::acp_support::object::DecodeFields for UsageUpdate {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44788,6 +45438,7 @@ impl ::acp_support::object::DecodeFields for UsageUpdate {
 }
 
 impl<'de> Deserialize<'de> for UsageUpdate {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -44800,6 +45451,7 @@ impl<'de> Deserialize<'de> for UsageUpdate {
                 f.write_str("a `UsageUpdate` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,
@@ -44918,6 +45570,7 @@ impl ::std::fmt::Debug for UserMessage {
 }
 
 impl ::acp_support::object::DecodeFields for UserMessage {
+    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44991,6 +45644,7 @@ impl ::acp_support::object::DecodeFields for UserMessage {
 }
 
 impl<'de> Deserialize<'de> for UserMessage {
+    #[inline]
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -45003,6 +45657,7 @@ impl<'de> Deserialize<'de> for UserMessage {
                 f.write_str("a `UserMessage` object")
             }
 
+            #[inline]
             fn visit_map<A: ::serde::de::MapAccess<'de>>(
                 self,
                 map: A,

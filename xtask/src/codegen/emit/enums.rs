@@ -87,6 +87,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
                 quote!(),
                 quote! {
                     impl<'de> Deserialize<'de> for #name {
+                        #[inline]
                         fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                             let value = String::deserialize(deserializer)?;
                             Self::from_known(&value).ok_or_else(|| {
@@ -191,6 +192,7 @@ pub fn string_enum(def: &Def, e: &ConstEnum<String>, type_docs: TokenStream) -> 
         }
 
         impl<'de> Deserialize<'de> for #name {
+            #[inline]
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 ::acp_support::enums::deserialize_open_str(deserializer)
             }
@@ -249,6 +251,7 @@ pub fn int_enum(
             }
 
             impl<'de> Deserialize<'de> for #name {
+                #[inline]
                 fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                     #int::deserialize(deserializer).map(Self::from)
                 }
@@ -267,6 +270,7 @@ pub fn int_enum(
             }
 
             impl<'de> Deserialize<'de> for #name {
+                #[inline]
                 fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                     let code = #int::deserialize(deserializer)?;
                     Self::try_from(code).map_err(|code| ::serde::de::Error::custom(format_args!("unknown {} {}", stringify!(#name), code)))

@@ -384,6 +384,7 @@ pub fn tagged(
                 }
             }
 
+            #[inline]
             fn known_tag(tag: &str) -> Option<::acp_support::union::KnownTag> {
                 match tag {
                     #(#known_arms)*
@@ -391,6 +392,7 @@ pub fn tagged(
                 }
             }
 
+            #[inline]
             fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
                 known: ::acp_support::union::KnownTag,
                 map: A,
@@ -405,6 +407,7 @@ pub fn tagged(
         }
 
         impl<'de> Deserialize<'de> for #name {
+            #[inline]
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 ::acp_support::union::deserialize(deserializer)
             }

@@ -95,6 +95,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
     };
     quote! {
         impl ::acp_support::object::DecodeFields for #name {
+            #[inline]
             fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
                 mut map: A,
                 refuse: Option<&'static str>,
@@ -127,6 +128,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
         }
 
         impl<'de> Deserialize<'de> for #name {
+            #[inline]
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct ObjectVisitor;
 
@@ -137,6 +139,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
                         f.write_str(#expecting)
                     }
 
+                    #[inline]
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> Result<#name, A::Error> {
                         <#name as ::acp_support::object::DecodeFields>::decode_fields(map, None)
                     }
