@@ -14,6 +14,40 @@
 //!
 //! See protocol docs: [Overview](https://agentclientprotocol.com/protocol/overview)
 
+/// Defines `archive_filter` for one protocol version's models (`acp_v1` or `acp_v2`, whose
+/// `ListSessionsRequest` and `SessionArchiveFilter` are distinct types with the same meaning):
+/// which sessions a `session/list` keeps by their archive state (`archived`, a draft). Those not
+/// archived by default; a value this SDK does not know is `-32602`, as the schema asks. Without
+/// drafts no session is archived, and the request has no filter.
+macro_rules! archive_filter {
+    ($models:ident) => {
+        #[cfg(feature = "unstable")]
+        fn archive_filter(
+            req: &$models::ListSessionsRequest,
+        ) -> Result<fn(bool) -> bool, acp_rpc::RpcError> {
+            use acp_support::Patch;
+            use $models::SessionArchiveFilter;
+            match &req.archived {
+                Patch::Absent | Patch::Null | Patch::Value(SessionArchiveFilter::Exclude) => {
+                    Ok(|archived| !archived)
+                }
+                Patch::Value(SessionArchiveFilter::Include) => Ok(|_| true),
+                Patch::Value(SessionArchiveFilter::Only) => Ok(|archived| archived),
+                Patch::Value(other) => Err(acp_rpc::RpcError::invalid_params(format!(
+                    "`archived`: unsupported archive filter `{other}`"
+                ))),
+            }
+        }
+
+        #[cfg(not(feature = "unstable"))]
+        fn archive_filter(
+            _req: &$models::ListSessionsRequest,
+        ) -> Result<fn(bool) -> bool, acp_rpc::RpcError> {
+            Ok(|archived| !archived)
+        }
+    };
+}
+
 mod client_services;
 mod info;
 mod options;

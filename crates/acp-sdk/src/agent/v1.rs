@@ -57,15 +57,8 @@ macro_rules! with_config {
 
 #[cfg(feature = "unstable")]
 mod drafts;
-#[cfg(feature = "unstable")]
-use drafts::archive_filter;
 
-/// Which sessions a `session/list` keeps by their archive state: without drafts, those not
-/// archived (no session is).
-#[cfg(not(feature = "unstable"))]
-fn archive_filter(_req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
-    Ok(|archived| !archived)
-}
+archive_filter!(acp_v1);
 
 /// A session as `session/list` shows it: its directories, the title `session/set_title` gave,
 /// and whether it is archived (drafts).

@@ -497,29 +497,7 @@ fn session_info<S>(entry: &Entry<S>) -> SessionInfo {
     info
 }
 
-/// Which sessions a `session/list` keeps by their archive state: without drafts, those not
-/// archived (no session is).
-#[cfg(not(feature = "unstable"))]
-fn archive_filter(_req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
-    Ok(|archived| !archived)
-}
-
-/// Which sessions a `session/list` keeps by their archive state (`archived`, a draft): those not
-/// archived by default; a value this SDK does not know is `-32602`, as the schema asks.
-#[cfg(feature = "unstable")]
-fn archive_filter(req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
-    use acp_v2::SessionArchiveFilter;
-    match &req.archived {
-        Patch::Absent | Patch::Null | Patch::Value(SessionArchiveFilter::Exclude) => {
-            Ok(|archived| !archived)
-        }
-        Patch::Value(SessionArchiveFilter::Include) => Ok(|_| true),
-        Patch::Value(SessionArchiveFilter::Only) => Ok(|archived| archived),
-        Patch::Value(other) => Err(RpcError::invalid_params(format!(
-            "`archived`: unsupported archive filter `{other}`"
-        ))),
-    }
-}
+archive_filter!(acp_v2);
 
 impl<A: Agent> Handler for V2Handler<A> {
     async fn handle_request(&self, request: Request, cx: RequestContext) -> Answer {

@@ -8,14 +8,13 @@
 
 use std::sync::atomic::Ordering;
 
-use acp_rpc::{RequestContext, RpcError};
-use acp_support::Patch;
+use acp_rpc::RequestContext;
 use acp_v1::{
-    ArchiveSessionResponse, ForkSessionRequest, ForkSessionResponse, ListSessionsRequest,
-    SessionArchiveCapabilities, SessionArchiveFilter, SessionCapabilities, SessionForkCapabilities,
-    SessionInfoUpdate, SessionStatus, SessionStatusCapabilities, SessionStatusRequest,
-    SessionStatusResponse, SessionTitleCapabilities, SessionUpdate, SetSessionTitleRequest,
-    SetSessionTitleResponse, UnarchiveSessionResponse,
+    ArchiveSessionResponse, ForkSessionRequest, ForkSessionResponse, SessionArchiveCapabilities,
+    SessionCapabilities, SessionForkCapabilities, SessionInfoUpdate, SessionStatus,
+    SessionStatusCapabilities, SessionStatusRequest, SessionStatusResponse,
+    SessionTitleCapabilities, SessionUpdate, SetSessionTitleRequest, SetSessionTitleResponse,
+    UnarchiveSessionResponse,
 };
 
 use super::{lock, not_found, Agent, Answer, V1Handler, Wire};
@@ -27,21 +26,6 @@ pub(super) fn capabilities(session: SessionCapabilities) -> SessionCapabilities 
         .archive(SessionArchiveCapabilities::new())
         .title(SessionTitleCapabilities::new())
         .status(SessionStatusCapabilities::new())
-}
-
-/// Which sessions a `session/list` keeps by their archive state (`archived`, a draft): those not
-/// archived by default; a value this SDK does not know is `-32602`, as the schema asks.
-pub(super) fn archive_filter(req: &ListSessionsRequest) -> Result<fn(bool) -> bool, RpcError> {
-    match &req.archived {
-        Patch::Absent | Patch::Null | Patch::Value(SessionArchiveFilter::Exclude) => {
-            Ok(|archived| !archived)
-        }
-        Patch::Value(SessionArchiveFilter::Include) => Ok(|_| true),
-        Patch::Value(SessionArchiveFilter::Only) => Ok(|archived| archived),
-        Patch::Value(other) => Err(RpcError::invalid_params(format!(
-            "`archived`: unsupported archive filter `{other}`"
-        ))),
-    }
 }
 
 impl<A: Agent> V1Handler<A> {
