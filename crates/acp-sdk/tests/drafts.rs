@@ -17,11 +17,18 @@ use acp_v2::{SessionArchiveFilter, SessionStatus, SessionUpdate, StateUpdate};
 use common::Scripted;
 use serde_json::value::RawValue;
 
-/// A client that keeps every `session/update` it gets.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<acp_v2::UpdateSessionNotification>>>);
+/// A client that keeps every `session/update` it gets, decoded as `T` (its version's
+/// notification).
+#[derive(Clone)]
+struct Recorder<T>(Arc<Mutex<Vec<T>>>);
 
-impl Handler for Recorder {
+impl<T> Recorder<T> {
+    fn new() -> Self {
+        Self(Arc::default())
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + Send + 'static> Handler for Recorder<T> {
     async fn handle_request(
         &self,
         request: Request,
@@ -31,18 +38,24 @@ impl Handler for Recorder {
     }
 
     async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
-        if let Ok(update) = notification.params_as::<acp_v2::UpdateSessionNotification>() {
+        if let Ok(update) = notification.params_as::<T>() {
             self.0.lock().expect("lock").push(update);
         }
     }
 }
 
-async fn connect(server: &Server<Scripted>) -> (Connection, Recorder, acp_v2::AgentCapabilities) {
+async fn connect(
+    server: &Server<Scripted>,
+) -> (
+    Connection,
+    Recorder<acp_v2::UpdateSessionNotification>,
+    acp_v2::AgentCapabilities,
+) {
     let (client_io, agent_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(agent_io);
     server.connect(read, write);
     let (read, write) = tokio::io::split(client_io);
-    let recorder = Recorder::default();
+    let recorder = Recorder::new();
     let (client, _task) =
         Connection::spawn(read, write, recorder.clone(), ConnectionOptions::default());
     let hello = acp_v2::InitializeRequest::new(2, acp_v2::Implementation::new("test", "0"));
@@ -193,26 +206,6 @@ async fn fork_archive_title_and_status_are_served_and_advertised() {
     assert_eq!(list(&client, None).await, [(a_id, false), (b_id, false)]);
 }
 
-/// A v1 client that keeps every `session/update` it gets.
-#[derive(Clone, Default)]
-struct V1Recorder(Arc<Mutex<Vec<acp_v1::SessionNotification>>>);
-
-impl Handler for V1Recorder {
-    async fn handle_request(
-        &self,
-        request: Request,
-        _cx: RequestContext,
-    ) -> Result<Box<RawValue>, RpcError> {
-        Err(RpcError::method_not_found(&request.method))
-    }
-
-    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
-        if let Ok(update) = notification.params_as::<acp_v1::SessionNotification>() {
-            self.0.lock().expect("lock").push(update);
-        }
-    }
-}
-
 async fn list_v1(
     client: &Connection,
     filter: Option<acp_v1::SessionArchiveFilter>,
@@ -256,7 +249,7 @@ async fn v1_clients_get_the_same_draft_methods() {
     let (read, write) = tokio::io::split(agent_io);
     server.connect(read, write);
     let (read, write) = tokio::io::split(client_io);
-    let recorder = V1Recorder::default();
+    let recorder = Recorder::<acp_v1::SessionNotification>::new();
     let (client, _task) =
         Connection::spawn(read, write, recorder.clone(), ConnectionOptions::default());
     let hello = client
