@@ -1,0 +1,6 @@
+//! The crate's integration tests, in one binary (one link, one copy of the shared
+//! helpers); each module is one area.
+
+mod cli;
+mod common;
+mod interactive;

@@ -1,0 +1,11 @@
+//! The crate's integration tests, in one binary (one link, one copy of the shared
+//! helpers); each module is one area.
+
+mod adversarial;
+mod adversarial_v1;
+mod common;
+mod demo;
+mod pipelined;
+mod remote;
+mod wire;
+mod wire_v1;

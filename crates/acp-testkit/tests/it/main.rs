@@ -1,0 +1,5 @@
+//! The crate's integration tests, in one binary (one link, one copy of the shared
+//! helpers); each module is one area.
+
+mod harness;
+mod instances_validate;
