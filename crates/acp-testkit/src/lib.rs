@@ -13,6 +13,8 @@
 //! Test support may panic: a broken schema file or fixture tree is reported by a panic naming it.
 
 pub mod fixtures;
+#[cfg(feature = "fuzz")]
+pub mod fuzz;
 pub mod instances;
 mod lcg;
 pub mod schema;
