@@ -1,52 +1,12 @@
-//! The Agent Client Protocol SDK, on top of [`acp_rpc`] (transport) and [`acp_session`]
-//! (session state, turns, replay).
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //!
+//! The modules:
 //! - [`agent`]: implement [`Agent`] once, in protocol-neutral terms, and [`serve`] it (or
-//!   [`serve_stdio`]): the SDK answers v1 and v2 clients alike, negotiated per connection, and
-//!   owns the session registry, `session/list` with cursors, resume with replay (v2) and
-//!   `session/load` (v1), close, delete, cancellation, held prompts and the typed errors.
-//! - [`client`]: [`Client::spawn`] an agent or [`Client::connect`] to one; v2 is asked for and v1
-//!   spoken when the agent chooses it (as every published agent does today); sessions, prompt
-//!   turns as streams of typed events, the folded state, and the v1 client services
-//!   (`fs/*`, `terminal/*`) served from the local machine, confined to the session's roots.
+//!   [`serve_stdio`]); [`Server`] serves it to many connections.
+//! - [`client`]: [`Client::spawn`] an agent or [`Client::connect`] to one.
 //! - [`validate`]: the checks of session parameters (absolute paths, MCP server configurations)
 //!   both sides share.
-//!
-//! An echo agent:
-//!
-//! ```no_run
-//! use acp_sdk::agent::{Agent, AgentInfo, SessionSetup, StopReason, Turn};
-//! use acp_sdk::{ContentBlock, RpcError};
-//!
-//! struct Echo;
-//!
-//! impl Agent for Echo {
-//!     type Session = ();
-//!
-//!     fn info(&self) -> AgentInfo {
-//!         AgentInfo::new("echo", "1.0.0")
-//!     }
-//!
-//!     async fn new_session(&self, _setup: &SessionSetup) -> Result<(), RpcError> {
-//!         Ok(())
-//!     }
-//!
-//!     async fn prompt(
-//!         &self,
-//!         _session: &(),
-//!         turn: &mut Turn,
-//!         prompt: Vec<ContentBlock>,
-//!     ) -> Result<StopReason, RpcError> {
-//!         turn.text(acp_sdk::text_of(&prompt)).await?;
-//!         Ok(StopReason::EndTurn)
-//!     }
-//! }
-//!
-//! #[tokio::main]
-//! async fn main() -> std::io::Result<()> {
-//!     acp_sdk::serve_stdio(Echo).await
-//! }
-//! ```
 
 pub mod agent;
 pub mod client;
