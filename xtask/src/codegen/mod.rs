@@ -211,13 +211,24 @@ pub fn find_workspace_root(start: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::OnceLock;
+
+    /// The bundled schemas' output, generated once for the tests that only read it (a
+    /// generation takes seconds in a debug build).
+    fn bundled() -> &'static [GeneratedFile] {
+        static FILES: OnceLock<Vec<GeneratedFile>> = OnceLock::new();
+        FILES.get_or_init(|| {
+            let root = workspace_root();
+            generate(&root.join("schema"))
+                .expect("the bundled schemas generate")
+                .0
+        })
+    }
 
     /// The schema-drift check, in the normal test suite.
     #[test]
     fn generated_files_are_up_to_date() {
-        let root = workspace_root();
-        let (files, _) = generate(&root.join("schema")).expect("the bundled schemas generate");
-        let stale = output::stale(&root, &files);
+        let stale = output::stale(&workspace_root(), bundled());
         assert!(
             stale.is_empty(),
             "stale generated files {stale:?}: run `cargo xtask codegen`"
@@ -227,19 +238,16 @@ mod tests {
     #[test]
     fn generation_is_deterministic() {
         let root = workspace_root();
-        let (first, _) = generate(&root.join("schema")).expect("generates");
-        let (second, _) = generate(&root.join("schema")).expect("generates");
-        assert!(first
+        let (again, _) = generate(&root.join("schema")).expect("generates");
+        assert!(bundled()
             .iter()
-            .zip(&second)
+            .zip(&again)
             .all(|(a, b)| a.path == b.path && a.text == b.text));
     }
 
     #[test]
     fn every_file_starts_with_the_preamble() {
-        let root = workspace_root();
-        let (files, _) = generate(&root.join("schema")).expect("generates");
-        for file in files {
+        for file in bundled() {
             assert!(
                 file.text.starts_with(output::PREAMBLE),
                 "{}",
