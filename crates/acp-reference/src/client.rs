@@ -174,6 +174,24 @@ struct Environment {
 impl Demo<'_> {
     async fn run(&mut self) -> Result<DemoOutcome, DemoError> {
         writeln!(self.out, "== acp-reference demo ==")?;
+        writeln!(
+            self.out,
+            "Every step below is scripted: the client sends fixed prompts, and the reference \
+             agent's turns are scripted by their keywords (tool, terminal, plan, permission, \
+             slow). No model is called."
+        )?;
+        match &self.options.url {
+            Some(url) => writeln!(self.out, "agent: remote, at {url}")?,
+            None => {
+                let agent = &self.options.agent;
+                let mut line = agent.program.display().to_string();
+                for arg in &agent.args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                writeln!(self.out, "agent process: {line}")?;
+            }
+        }
         let agent = self.initialize().await?;
         self.login(&agent).await?;
         let environment = environment()?;
