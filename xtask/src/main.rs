@@ -2,8 +2,11 @@
 //!
 //! - `cargo xtask codegen [--check] [--stats]`: regenerate the model crates from `schema/`.
 //! - `cargo xtask schema-update --version X`: refresh `schema/` from the npm package.
+//! - `cargo xtask msrv [--check]`: each crate's `rust-version` against what it compiles.
+//! - `cargo xtask publishable`: the crates that are published, one per line (for CI's packaging).
 
 mod codegen;
+mod msrv;
 mod schema_update;
 
 use std::process::ExitCode;
@@ -34,6 +37,14 @@ enum Command {
         #[arg(long = "version")]
         version: String,
     },
+    /// Show each crate's rust-version against the highest its dependencies declare.
+    Msrv {
+        /// Fail when a crate's rust-version is lower than a dependency's.
+        #[arg(long)]
+        check: bool,
+    },
+    /// List the workspace crates that are published (not `publish = false`), one per line.
+    Publishable,
 }
 
 fn main() -> ExitCode {
@@ -42,6 +53,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Codegen { check, stats } => codegen::run(&root, check, stats),
         Command::SchemaUpdate { version } => schema_update::run(&version, &root),
+        Command::Msrv { check } => msrv::run(&root, check),
+        Command::Publishable => msrv::findings(&root).map(|(findings, _)| {
+            for finding in findings.iter().filter(|f| f.published) {
+                println!("{}", finding.name);
+            }
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
