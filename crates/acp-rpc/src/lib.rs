@@ -11,6 +11,7 @@
 //! - [`process`]: stdio and agent subprocesses.
 //!
 #![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod connection;
 mod driver;

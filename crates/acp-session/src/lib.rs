@@ -5,6 +5,7 @@
 //!   commands, info, usage, foreground state), serialisable for inspection.
 //! - [`terminal_text`]: terminal bytes to safe display text, incrementally.
 //! - [`v2::replay`]: the most compact `session/update` sequence that rebuilds a state.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod keyed;
 pub mod limits;

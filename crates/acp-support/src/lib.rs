@@ -12,6 +12,7 @@
 //! - [`Number`]: a JSON number kept as written (`0` stays `0`).
 //! - [`object`]: the one-pass struct decoder's pieces; unknown properties kept in wire order.
 //! - [`drafts`]: the stable view, decoding a build's drafts as a build without them would.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod capture;
 pub mod de;

@@ -9,6 +9,7 @@
 //!
 //! Runtime pieces shared by both versions (patch fields, unknown variants, lenient decoding, method
 //! traits) come from [`acp_support`], re-exported here.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod generated {
     #[rustfmt::skip]
