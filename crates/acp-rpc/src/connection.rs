@@ -169,6 +169,11 @@ impl Connection {
         self.shared.closed.cancelled().await;
     }
 
+    /// Who the peer is ([`ConnectionOptions::principal`](crate::ConnectionOptions::principal)).
+    pub fn principal(&self) -> &crate::Principal {
+        &self.shared.options.principal
+    }
+
     /// The protocol version negotiated on this connection, once it has been.
     pub fn protocol_version(&self) -> Option<u16> {
         match self.shared.protocol_version.load(Ordering::Acquire) {

@@ -25,6 +25,7 @@ pub mod negotiate;
 mod options;
 pub mod order;
 mod outbox;
+mod principal;
 pub mod process;
 
 pub use connection::{BatchItem, Connection, PendingRequest, CANCEL_REQUEST};
@@ -33,4 +34,5 @@ pub use handler::{params, result, Handler, RequestContext};
 pub use id::RequestId;
 pub use options::{AnswerHook, BatchPolicy, ConnectionOptions, RequestOptions};
 pub use order::{Lane, OrderRules};
+pub use principal::Principal;
 pub use tokio_util::sync::CancellationToken;

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::framing::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::order::OrderRules;
+use crate::principal::Principal;
 
 /// What to do with an incoming batch array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,6 +66,9 @@ pub struct ConnectionOptions {
     pub cancel_grace: Duration,
     /// Which methods are ordered, and how (empty: none).
     pub order: OrderRules,
+    /// Who the peer is, as the transport established it ([`Principal::local`] for stdio).
+    /// Handlers read it from [`Connection::principal`](crate::Connection::principal).
+    pub principal: Principal,
 }
 
 impl Default for ConnectionOptions {
@@ -82,6 +86,7 @@ impl Default for ConnectionOptions {
             request_timeout: None,
             cancel_grace: Duration::from_millis(250),
             order: OrderRules::default(),
+            principal: Principal::local(),
         }
     }
 }
@@ -126,6 +131,8 @@ setters! {
     cancel_grace: Duration,
     /// Sets [`ConnectionOptions::order`].
     order: OrderRules,
+    /// Sets [`ConnectionOptions::principal`].
+    principal: Principal,
 }
 
 /// A function run with a request's answer the moment it is delivered: see
