@@ -85,6 +85,11 @@ impl<K: Eq + Hash + Clone, V> Keyed<K, V> {
         self.entries.iter().map(|(_, entry)| entry)
     }
 
+    /// Every entry, mutably, in first-seen order.
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
+        self.entries.iter_mut().map(|(_, entry)| entry)
+    }
+
     /// The number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -25,6 +25,14 @@ pub struct Limits {
     /// Bytes of complete lines of a terminal's display text kept (its current line is always
     /// kept whole, and every output byte is kept for replay).
     pub terminal_scrollback: usize,
+    /// Bytes of history kept (messages' content, tool calls' content, terminals' output, as
+    /// encoded on the wire). Past it the oldest go: whole messages first, then tool calls'
+    /// content, then whole terminals, then the oldest blocks of the one message left, down to
+    /// three quarters of the limit, and a compaction entry (id
+    /// [`HISTORY_LIMIT_COMPACTION`](crate::v2::HISTORY_LIMIT_COMPACTION)) says so in the state and
+    /// in its replay. `usize::MAX` (the default) counts nothing: a client's fold pays nothing
+    /// for it.
+    pub history_bytes: usize,
 }
 
 impl Default for Limits {
@@ -36,6 +44,7 @@ impl Default for Limits {
             unknown: 1_000,
             problems: 1_000,
             terminal_scrollback: 64 * 1024,
+            history_bytes: usize::MAX,
         }
     }
 }
@@ -51,6 +60,7 @@ impl Limits {
             unknown: count,
             problems: count,
             terminal_scrollback: scrollback,
+            history_bytes: usize::MAX,
         }
     }
 
@@ -95,6 +105,13 @@ impl Limits {
         self.terminal_scrollback = bytes;
         self
     }
+
+    /// Sets [`Limits::history_bytes`].
+    #[must_use]
+    pub fn history_bytes(mut self, bytes: usize) -> Self {
+        self.history_bytes = bytes;
+        self
+    }
 }
 
 /// How many entries of each kind the [`Limits`] let go. A client shows these, so a user knows
@@ -113,6 +130,9 @@ pub struct Dropped {
     pub unknown: u64,
     /// Problems.
     pub problems: u64,
+    /// Bytes of history let go to stay within [`Limits::history_bytes`] (the messages, tool
+    /// call contents and terminals counted above, and blocks of a message).
+    pub bytes: u64,
 }
 
 impl Dropped {
@@ -120,6 +140,29 @@ impl Dropped {
     pub fn is_none(&self) -> bool {
         *self == Self::default()
     }
+}
+
+/// Counts what is written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `value` encoded as JSON, without building the text: what the history limits
+/// count.
+pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = Counter(0);
+    // Encoding a model into a counter cannot fail; a failure would count what was written.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// Lets the oldest items of `items` go until at most `limit` remain; returns how many went.

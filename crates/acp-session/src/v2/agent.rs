@@ -56,6 +56,31 @@ pub enum BusyPolicy {
 
 struct Inner {
     history: SessionState,
+    recorder: Option<Arc<dyn HistoryRecorder>>,
+}
+
+impl Inner {
+    /// Folds `update` into the history and hands it to the recorder, in that order and under
+    /// one lock: the recorder sees the updates in history order.
+    fn apply(&mut self, update: &SessionUpdate) {
+        self.history.apply(update.clone());
+        if let Some(recorder) = &self.recorder {
+            recorder.record(update);
+        }
+    }
+}
+
+/// Receives every update a session folds into its history, in order, for a store that keeps
+/// it (`acp-sdk`'s session stores). [`HistoryRecorder::record`] is called under the session's
+/// history lock and must not block (buffer the update); [`HistoryRecorder::commit`] is awaited
+/// before a turn's final `idle` goes out, so what a turn sent is kept by the time the client
+/// sees it end.
+pub trait HistoryRecorder: Send + Sync + 'static {
+    /// One update, folded into the history just now.
+    fn record(&self, update: &SessionUpdate);
+
+    /// Keeps what was recorded; the turn's end waits for it.
+    fn commit(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
 }
 
 /// The agent-side state of one v2 session.
@@ -108,6 +133,7 @@ impl AgentSession {
             connection: Arc::new(Mutex::new(connection)),
             inner: Arc::new(Mutex::new(Inner {
                 history: SessionState::with_limits(limits),
+                recorder: None,
             })),
             turns: TurnQueue::new(policy),
             next_id: Arc::new(AtomicU64::new(1)),
@@ -117,6 +143,51 @@ impl AgentSession {
     /// The session's id.
     pub fn id(&self) -> &SessionId {
         &self.session_id
+    }
+
+    /// Hands every update folded into the history from now on to `recorder`.
+    pub fn set_recorder(&self, recorder: Arc<dyn HistoryRecorder>) {
+        lock(&self.inner).recorder = Some(recorder);
+    }
+
+    /// Folds `updates` into the history without sending or recording them: a history kept by a
+    /// store, restored. A turn the history shows running (the process stopped during it) is
+    /// settled: the session is idle, as no turn of it runs.
+    pub fn restore(&self, updates: impl IntoIterator<Item = SessionUpdate>) {
+        let mut inner = lock(&self.inner);
+        for update in updates {
+            inner.history.apply(update);
+        }
+        inner.history.foreground.settle();
+        // Generated ids are `prefix_N`: the next N is past every one the history holds (the
+        // newest messages are the ones a limit keeps, so past the ones it let go too).
+        let highest = inner
+            .history
+            .messages
+            .iter()
+            .filter_map(|message| message.message_id.as_str().rsplit_once('_'))
+            .filter_map(|(_, number)| number.parse::<u64>().ok())
+            .max();
+        if let Some(highest) = highest {
+            self.next_id.fetch_max(highest + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// What the history's content weighs (messages, tool calls' content, terminals' output, as
+    /// encoded): what [`Limits::history_bytes`](crate::limits::Limits::history_bytes) bounds.
+    pub fn history_bytes(&self) -> usize {
+        super::budget::weigh(&lock(&self.inner).history)
+    }
+
+    /// The number the next generated message id gets (ids are `prefix_N`), for a store to keep.
+    pub fn next_message_number(&self) -> u64 {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
+    /// Sets the number the next generated message id gets (a restored session goes on from the
+    /// ids its history holds). Never moves it back.
+    pub fn set_next_message_number(&self, next: u64) {
+        self.next_id.fetch_max(next, Ordering::Relaxed);
     }
 
     /// A fresh message id, unique in this session.
@@ -237,8 +308,16 @@ impl AgentSession {
     /// `session/set_config_option`, a `session_info_update` ...) and records it in the history,
     /// so a later replay includes it.
     pub async fn send(&self, update: SessionUpdate) -> Result<(), Error> {
-        lock(&self.inner).history.apply(update.clone());
+        lock(&self.inner).apply(&update);
         self.notify(update).await
+    }
+
+    /// Waits for the recorder to keep what it was handed (nothing without one).
+    pub async fn commit(&self) {
+        let recorder = lock(&self.inner).recorder.clone();
+        if let Some(recorder) = recorder {
+            recorder.commit().await;
+        }
     }
 
     /// `session/cancel`: the running turn's cancellation fires (its permission requests are
@@ -562,11 +641,12 @@ impl Turn {
         } else {
             reason
         };
-        let result = self
-            .send(state(StateUpdate::Idle(Box::new(IdleStateUpdate::new(
-                reason,
-            )))))
-            .await;
+        // Folded and kept before it goes out: once the client sees the turn end, what the turn
+        // sent is in the store.
+        let idle = state(StateUpdate::Idle(Box::new(IdleStateUpdate::new(reason))));
+        lock(&self.session.inner).apply(&idle);
+        self.session.commit().await;
+        let result = self.session.notify(idle).await;
         self.session.turns.finish();
         result
     }
@@ -584,11 +664,12 @@ impl Drop for Turn {
             IdleStateUpdateStopReason::None
         };
         let update = state(StateUpdate::Idle(Box::new(IdleStateUpdate::new(reason))));
-        lock(&session.inner).history.apply(update.clone());
+        lock(&session.inner).apply(&update);
         // The next held prompt begins only after this `idle`, as it would after `end`.
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
+                    session.commit().await;
                     let _ = session.notify(update).await;
                     session.turns.finish();
                 });

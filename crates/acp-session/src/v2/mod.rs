@@ -1,6 +1,7 @@
 //! Protocol v2: the client-side reducer of `session/update` and compact replay.
 
 pub mod agent;
+mod budget;
 #[cfg(feature = "unstable")]
 mod drafts;
 mod foreground;
@@ -11,6 +12,7 @@ mod terminal;
 mod tool_call;
 mod turn_queue;
 
+pub use budget::HISTORY_LIMIT_COMPACTION;
 #[cfg(feature = "unstable")]
 pub use drafts::{SessionRoute, Subagent};
 pub use foreground::{Foreground, ForegroundState};

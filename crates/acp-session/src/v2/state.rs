@@ -132,6 +132,10 @@ pub struct SessionState {
     /// What this state keeps at most.
     #[serde(skip)]
     limits: Limits,
+    /// What the content weighed when last weighed, plus the encoded size of every update
+    /// folded since (only with a [`Limits::history_bytes`]; see `budget`).
+    #[serde(skip)]
+    weight: super::budget::Weight,
 }
 
 impl SessionState {
@@ -164,6 +168,12 @@ impl SessionState {
 
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
     pub fn apply(&mut self, update: SessionUpdate) {
+        if self.limits.history_bytes != usize::MAX {
+            self.weight.0 = self
+                .weight
+                .0
+                .saturating_add(crate::limits::encoded_len(&update));
+        }
         self.fold(update);
         self.bound();
     }
@@ -181,6 +191,9 @@ impl SessionState {
         self.dropped.problems += keep_last(&mut self.problems, limits.problems);
         keep_last(&mut self.rejected, limits.problems);
         keep_last(&mut self.undecoded, limits.problems);
+        if self.weight.0 > limits.history_bytes {
+            self.weight.0 = super::budget::trim(self, limits.history_bytes);
+        }
     }
 
     fn fold(&mut self, update: SessionUpdate) {
