@@ -25,7 +25,6 @@ pub mod output_v1;
 pub mod output_v2;
 pub mod render;
 pub mod script;
-pub mod time;
 pub use acp_sdk::validate;
 
 use acp_sdk::agent::{Server, ServerOptions};

@@ -410,7 +410,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         self.out
             .emit(Event::SessionInfo {
                 title,
-                updated_at: crate::time::now_rfc3339(),
+                updated_at: acp_sdk::time::now_rfc3339(),
             })
             .await
     }

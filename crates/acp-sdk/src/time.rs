@@ -1,6 +1,31 @@
-//! RFC 3339 timestamps (UTC, whole seconds) without a date library.
+//! Wall-clock time as sessions record it: milliseconds since the Unix epoch, and RFC 3339
+//! timestamps (UTC, whole seconds) for the wire, without a date library.
 
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since the Unix epoch, now (0 on a clock set before 1970).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+/// Milliseconds since the Unix epoch, now, but always past the last value this function gave in
+/// this process: creation times that order sessions as they were created, however fast.
+pub fn monotonic_ms() -> u64 {
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = now_ms();
+    let previous = LAST
+        .fetch_update(
+            std::sync::atomic::Ordering::SeqCst,
+            std::sync::atomic::Ordering::SeqCst,
+            |last| Some(now.max(last + 1)),
+        )
+        .unwrap_or(now);
+    now.max(previous + 1)
+}
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn now_rfc3339() -> String {
@@ -45,6 +70,12 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::rfc3339;
+
+    #[test]
+    fn creation_times_only_go_forward() {
+        let times: Vec<u64> = (0..1000).map(|_| super::monotonic_ms()).collect();
+        assert!(times.windows(2).all(|pair| pair[0] < pair[1]));
+    }
 
     #[test]
     fn formats_known_instants() {
