@@ -5,15 +5,19 @@
 //! - [`agent`]: implement [`Agent`] once, in protocol-neutral terms, and [`serve`] it (or
 //!   [`serve_stdio`]); [`Server`] serves it to many connections.
 //! - [`client`]: [`Client::spawn`] an agent or [`Client::connect`] to one.
+//! - [`store`]: where served sessions are kept ([`store::SessionStore`]; in memory, or with the
+//!   `sqlite` feature in a SQLite file, so they survive restarts).
 //! - [`validate`]: the checks of session parameters (absolute paths, MCP server configurations)
 //!   both sides share.
 
 pub mod agent;
 pub mod client;
 mod content;
+pub mod store;
+pub mod time;
 pub mod validate;
 
-pub use acp_rpc::{CancellationToken, Error, RpcError};
+pub use acp_rpc::{CancellationToken, Error, Principal, RpcError};
 /// What a folded session keeps at most (`ClientOptions::state_limits`,
 /// `ServerOptions::v2_history_limits`) and the count of what went.
 pub use acp_session::limits;

@@ -22,13 +22,26 @@ fn the_client_drives_the_agent_through_a_full_session() {
         "the demo failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
         output.status
     );
+    // The session's id: a UUID v4, nothing sequential.
+    let id = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("session/new: "))
+        .and_then(|rest| rest.split(' ').next())
+        .expect("the session's id is printed");
+    assert!(
+        id.len() == 36 && id.as_bytes()[14] == b'4',
+        "not a UUID v4: {id}"
+    );
+    let new = format!("session/new: {id} (");
+    let close = format!("session/close {id}: ok");
+    let delete = format!("session/delete {id}: ok");
     for expected in [
         "agent: ACP reference agent (acp-reference-agent ",
         "capabilities: session (prompt: image, audio, embeddedContext; mcp: stdio, http; delete; additionalDirectories)",
         "auth methods: agent-login (agent)",
         "auth/login agent-login: ok",
         "session/new with cwd \"relative/dir\": refused -32602",
-        "session/new: sess_1 (",
+        new.as_str(),
         "session/set_config_option mode=code: mode = code (of ask, code)",
         "prompt 1 \"Hello, agent!",
         "→ msg_user_1: ",
@@ -37,8 +50,8 @@ fn the_client_drives_the_agent_through_a_full_session() {
         "idle (last stop reason: cancelled)",
         "replayed state equals the live state: yes",
         "session/list: 1 session\n",
-        "session/close sess_1: ok",
-        "session/delete sess_1: ok",
+        close.as_str(),
+        delete.as_str(),
         "session/list: 0 sessions",
         "auth/logout: ok",
         "== folded state ==",

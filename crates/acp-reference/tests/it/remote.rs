@@ -65,7 +65,7 @@ fn a_full_session_over_streamable_http_and_websocket() {
             "session/cancel after 0.3 s;",
             "idle (last stop reason: cancelled)",
             "replayed state equals the live state: yes",
-            "session/delete sess_",
+            "session/delete ",
         ] {
             assert!(
                 out.contains(expected),

@@ -24,15 +24,16 @@ macro_rules! archive_filter {
         #[cfg(feature = "unstable")]
         fn archive_filter(
             req: &$models::ListSessionsRequest,
-        ) -> Result<fn(bool) -> bool, acp_rpc::RpcError> {
+        ) -> Result<crate::store::ArchiveFilter, acp_rpc::RpcError> {
+            use crate::store::ArchiveFilter;
             use acp_support::Patch;
             use $models::SessionArchiveFilter;
             match &req.archived {
                 Patch::Absent | Patch::Null | Patch::Value(SessionArchiveFilter::Exclude) => {
-                    Ok(|archived| !archived)
+                    Ok(ArchiveFilter::Exclude)
                 }
-                Patch::Value(SessionArchiveFilter::Include) => Ok(|_| true),
-                Patch::Value(SessionArchiveFilter::Only) => Ok(|archived| archived),
+                Patch::Value(SessionArchiveFilter::Include) => Ok(ArchiveFilter::Include),
+                Patch::Value(SessionArchiveFilter::Only) => Ok(ArchiveFilter::Only),
                 Patch::Value(other) => Err(acp_rpc::RpcError::invalid_params(format!(
                     "`archived`: unsupported archive filter `{other}`"
                 ))),
@@ -42,19 +43,24 @@ macro_rules! archive_filter {
         #[cfg(not(feature = "unstable"))]
         fn archive_filter(
             _req: &$models::ListSessionsRequest,
-        ) -> Result<fn(bool) -> bool, acp_rpc::RpcError> {
-            Ok(|archived| !archived)
+        ) -> Result<crate::store::ArchiveFilter, acp_rpc::RpcError> {
+            Ok(crate::store::ArchiveFilter::Exclude)
         }
     };
 }
 
 mod client_services;
+mod ids;
 mod info;
+mod journal;
+mod limit;
 mod options;
 mod registry;
 mod server;
+mod sessions;
 mod turn;
 mod v1;
+mod v1_history;
 mod v2;
 
 use std::future::Future;
@@ -70,7 +76,8 @@ pub use info::{
     AgentInfo, AuthMethodInfo, Capabilities, CommandInfo, ConfigCategory, ConfigOption,
     ConfigValue, McpServer, SessionSetup, StopReason,
 };
-pub use options::ServerOptions;
+pub use limit::LimitExceeded;
+pub use options::{HistoryPolicy, ServerOptions, SessionIdSource};
 pub use server::{serve, serve_stdio, Server};
 pub use turn::Turn;
 pub use v1::V1Handler;
@@ -165,6 +172,18 @@ pub trait Agent: Send + Sync + 'static {
         setup: &SessionSetup,
     ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send {
         let _ = session;
+        self.new_session(setup)
+    }
+
+    /// The state of a session the SDK restores from its store ([`ServerOptions::store`]): after
+    /// a restart, or after the registry let it go from memory. `setup` is the session's as
+    /// created (its id, directories and protocol version; no MCP servers, which a client gives
+    /// again when it resumes); the SDK then sets the options the session had and replays its
+    /// history to the client itself. By default a fresh [`Agent::new_session`] state.
+    fn restore_session(
+        &self,
+        setup: &SessionSetup,
+    ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send {
         self.new_session(setup)
     }
 

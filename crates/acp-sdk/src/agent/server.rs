@@ -1,10 +1,10 @@
 //! [`Server`]: one agent implementation, its sessions, and a connection per client.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use acp_rpc::negotiate::Router;
-use acp_rpc::{codes, Connection, RpcError};
+use acp_rpc::{codes, Connection, Principal, RpcError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 
@@ -40,6 +40,8 @@ pub(crate) struct Shared<A: Agent> {
     /// Sessions created over v1; a v2 client does not see them (and the other way round).
     pub(crate) v1: Registry<A::Session>,
     pub(crate) v2: Registry<A::Session>,
+    /// Whether the retention sweep runs (started with the first connection).
+    sweeping: AtomicBool,
 }
 
 /// What one connection knows about its client.
@@ -115,6 +117,7 @@ impl<A: Agent> Server<A> {
                 v2: Registry::new(eviction),
                 agent,
                 options,
+                sweeping: AtomicBool::new(false),
             }),
         }
     }
@@ -147,19 +150,64 @@ impl<A: Agent> Server<A> {
             .v2(v2::V2Handler::new(self.shared.clone(), peer))
     }
 
-    /// Serves one client over `reader` and `writer`. Returns the connection and the task that
-    /// runs it, which ends when the client hangs up.
+    /// Serves one client over `reader` and `writer`, as the one local user
+    /// ([`Principal::local`]: stdio, a pipe). Returns the connection and the task that runs
+    /// it, which ends when the client hangs up.
     pub fn connect<R, W>(&self, reader: R, writer: W) -> (Connection, JoinHandle<()>)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        Connection::spawn(
-            reader,
-            writer,
-            self.router(),
-            self.shared.options.connection.clone(),
-        )
+        self.connect_as(Principal::local(), reader, writer)
+    }
+
+    /// Serves one client over `reader` and `writer` as `principal`, the identity its transport
+    /// established (a remote server maps credentials to it): the sessions it creates are its
+    /// own, and no other principal's are visible to it.
+    pub fn connect_as<R, W>(
+        &self,
+        principal: Principal,
+        reader: R,
+        writer: W,
+    ) -> (Connection, JoinHandle<()>)
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        self.start_retention();
+        let options = self.shared.options.connection.clone().principal(principal);
+        Connection::spawn(reader, writer, self.router(), options)
+    }
+
+    /// Deletes the sessions idle past [`ServerOptions::retention`] now; returns how many went.
+    pub async fn sweep_retention(&self) -> usize {
+        self.shared.sweep_retention().await
+    }
+
+    /// Starts the retention sweep, once, if the options ask for one: now, then every
+    /// [`ServerOptions::retention_interval`], until the server is dropped.
+    fn start_retention(&self) {
+        if self.shared.options.retention.is_none()
+            || self.shared.sweeping.swap(true, Ordering::SeqCst)
+            || tokio::runtime::Handle::try_current().is_err()
+        {
+            return;
+        }
+        let weak: Weak<Shared<A>> = Arc::downgrade(&self.shared);
+        let interval = self.shared.options.retention_interval;
+        tokio::spawn(async move {
+            loop {
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                let swept = shared.sweep_retention().await;
+                if swept > 0 {
+                    tracing::info!(sessions = swept, "retention: idle sessions deleted");
+                }
+                drop(shared);
+                tokio::time::sleep(interval).await;
+            }
+        });
     }
 }
 

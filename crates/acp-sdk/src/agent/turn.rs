@@ -13,7 +13,8 @@ use acp_session::neutral::{StepStatus, TurnEvent, TurnEvents, ALLOW, REJECT};
 use acp_session::Permission;
 
 use super::client_services::{ClientFs, ClientTerminals};
-use super::registry::{lock, V1History};
+use super::registry::lock;
+use super::v1_history::V1History;
 
 /// One prompt turn. Every method reports to the client at once.
 pub struct Turn {

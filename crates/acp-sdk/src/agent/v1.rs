@@ -11,11 +11,10 @@
 //! [`ConfigCategory::Mode`]: super::ConfigCategory::Mode
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use acp_rpc::message::{Notification, Request};
-use acp_rpc::{Connection, Handler, RequestContext, RpcError};
+use acp_rpc::{Connection, Handler, Principal, RequestContext, RpcError};
 use acp_session::v1::agent::{AgentSession, TurnLimits};
 use acp_v1::{
     AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateResponse,
@@ -30,11 +29,16 @@ use serde_json::value::RawValue;
 
 use super::client_services::{ClientFs, ClientTerminals};
 use super::info::{ConfigCategory, ConfigOption};
-use super::registry::{lock, normalise, not_found, Entry, V1History, V1Wire, Wire};
+use super::journal::Journal;
+use super::options::HistoryPolicy;
+use super::registry::{attached_elsewhere, lock, normalise, not_found, Entry, V1Wire, Wire};
 use super::server::{Peer, Shared};
+use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
+use super::v1_history::V1History;
 use super::v2::set_checked;
-use super::{Agent, SessionSetup, Turn};
+use super::{Agent, LimitExceeded, SessionSetup, Turn};
 use crate::content::v1_to_v2;
+use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
 
 type Answer = Result<Box<RawValue>, RpcError>;
@@ -60,21 +64,19 @@ mod drafts;
 
 archive_filter!(acp_v1);
 
-/// A session as `session/list` shows it: its directories, the title `session/set_title` gave,
-/// and whether it is archived (drafts).
-fn summary<S>(entry: &Entry<S>) -> SessionInfo {
-    let mut info = SessionInfo::new(entry.id.as_str(), entry.cwd.as_str());
-    let directories = lock(&entry.additional_directories).clone();
-    if !directories.is_empty() {
-        info = info.additional_directories(directories);
+/// A session as `session/list` shows it, from its record: its directories, title, last change
+/// and whether it is archived (a draft).
+fn summary(record: &SessionRecord) -> SessionInfo {
+    let mut info = SessionInfo::new(record.id.as_str(), record.cwd.as_str());
+    if !record.additional_directories.is_empty() {
+        info = info.additional_directories(record.additional_directories.clone());
     }
-    if let Wire::V1(wire) = &entry.wire {
-        if let Some(title) = lock(&wire.title).clone() {
-            info = info.title(title);
-        }
+    if let Some(title) = &record.title {
+        info = info.title(title.clone());
     }
+    info = info.updated_at(crate::time::rfc3339(record.updated_at / 1000));
     #[cfg(feature = "unstable")]
-    if entry.archived.load(Ordering::Relaxed) {
+    if record.archived {
         info = info.archived(true);
     }
     info
@@ -155,23 +157,95 @@ impl<A: Agent> V1Handler<A> {
             .agent_info(implementation)
     }
 
-    /// The v1 session `id`, or `-32002`.
-    fn entry(&self, id: &str) -> Result<Arc<Entry<A::Session>>, RpcError> {
-        let entry = self.shared.v1.get(id)?;
+    /// The v1 session `id` of `principal` in use, or `-32002`.
+    fn entry(&self, id: &str, principal: &Principal) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let entry = self.shared.find(1, id, principal)?;
         match entry.wire {
             Wire::V1(_) => Ok(entry),
             Wire::V2(_) => Err(not_found(id)),
         }
     }
 
-    /// The v1 session `id` bound to `connection` (which created or last loaded it), or
-    /// `-32002`: another connection's session is not found on this one.
+    /// The v1 session `id` of the connection's principal bound to `connection` (which created
+    /// or last loaded it), or `-32002`: one bound to another of the owner's connections says
+    /// so; another principal's is not found, as a missing one.
     fn bound(&self, id: &str, connection: &Connection) -> Result<Arc<Entry<A::Session>>, RpcError> {
-        let entry = self.entry(id)?;
+        let entry = self.entry(id, connection.principal())?;
         match &entry.wire {
             Wire::V1(wire) if lock(&wire.session).is_bound_to(connection) => Ok(entry),
-            _ => Err(not_found(id)),
+            Wire::V1(_) => Err(attached_elsewhere(id)),
+            Wire::V2(_) => Err(not_found(id)),
         }
+    }
+
+    /// Session `id` of the connection's principal in use, else restored from the store and
+    /// bound to `connection`; `-32002` when neither.
+    pub(super) async fn in_use_or_restored(
+        &self,
+        id: &str,
+        connection: &Connection,
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let principal = connection.principal();
+        if let Ok(entry) = self.entry(id, principal) {
+            return Ok(entry);
+        }
+        let kept = self.shared.kept(1, id, principal).await?;
+        self.restore(kept, connection).await
+    }
+
+    /// A session the store kept, in use again: the agent's state rebuilt
+    /// ([`Agent::restore_session`]) with the options the record holds, its log rebuilt (a load
+    /// replays what it replayed before), bound to `connection`.
+    async fn restore(
+        &self,
+        kept: Kept,
+        connection: &Connection,
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let record = &kept.record;
+        let setup = SessionSetup {
+            session_id: record.id.clone(),
+            cwd: PathBuf::from(&record.cwd),
+            additional_directories: record
+                .additional_directories
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
+            mcp_servers: Vec::new(),
+            protocol_version: 1,
+        };
+        let state = self.agent().restore_session(&setup).await?;
+        reapply_config(self.agent(), &state, &record.config);
+        let entries = kept.history.iter().filter_map(|entry| {
+            serde_json::from_str::<SessionUpdate>(&entry.update)
+                .map(|update| (entry.turn, update))
+                .map_err(|err| {
+                    tracing::warn!(session = %record.id, %err, "a kept update does not decode: skipped")
+                })
+                .ok()
+        });
+        let options = &self.shared.options;
+        let mut history = V1History::restored(
+            options.v1_history_limit,
+            options.history_bytes,
+            &record.extra,
+            entries,
+        );
+        let journal = self.shared.journal(&kept);
+        history.set_journal(journal.clone());
+        let session = AgentSession::new(connection.clone(), record.id.as_str(), self.limits());
+        let entry = Entry::new(
+            record.id.clone(),
+            record.owner.clone(),
+            record.cwd.clone(),
+            state,
+            Wire::V1(V1Wire {
+                session: Mutex::new(session),
+                history: Arc::new(Mutex::new(history)),
+            }),
+            journal,
+        );
+        tracing::info!(session = %record.id, updates = kept.history.len(), "restored from the store");
+        Ok(self.shared.hold(1, entry).await)
     }
 
     /// A v1 session's turn limits: the server's cancel grace.
@@ -210,7 +284,10 @@ impl<A: Agent> V1Handler<A> {
             ));
         }
         Ok(SessionSetup {
-            session_id: id.unwrap_or_else(|| self.shared.v1.next_id()),
+            session_id: match id {
+                Some(id) => id,
+                None => self.shared.new_session_id()?,
+            },
             cwd: PathBuf::from(cwd),
             additional_directories: directories.iter().map(PathBuf::from).collect(),
             mcp_servers: servers,
@@ -244,37 +321,50 @@ impl<A: Agent> V1Handler<A> {
                 entry.id, entry.cwd
             )));
         }
-        *lock(&entry.additional_directories) = directories.to_vec();
+        let directories = directories.to_vec();
+        entry
+            .journal
+            .edit(move |record| record.additional_directories = directories);
         Ok(())
     }
 
     /// Registers a new session (`session/new`, `session/fork`) bound to the asking connection,
-    /// with `history` as its log.
-    fn open(
+    /// with `history` as its log: its record created in the store, its log recorded from now
+    /// on (a fork's copied log kept first).
+    async fn open(
         &self,
         setup: &SessionSetup,
         cwd: &str,
         directories: Vec<String>,
         state: A::Session,
-        history: V1History,
+        mut history: V1History,
         cx: &RequestContext,
-    ) -> Arc<Entry<A::Session>> {
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
         let id = setup.session_id.clone();
+        let owner = cx.connection().principal().clone();
+        let mut record = SessionRecord::new(id.as_str(), owner.clone(), 1, cwd);
+        record.additional_directories = directories;
+        record.config = config_values(self.agent(), &state);
+        history.note_compaction(&mut record.extra);
+        let journal: Arc<Journal> = self.shared.create(record).await?;
+        let copied = history.entries();
+        if !copied.is_empty() {
+            journal.compact(copied).await;
+        }
+        history.set_journal(journal.clone());
         let session = AgentSession::new(cx.connection().clone(), id.as_str(), self.limits());
-        self.shared.v1.insert(Entry {
+        let entry = Entry::new(
             id,
-            cwd: cwd.to_owned(),
-            additional_directories: Mutex::new(directories),
+            owner,
+            cwd.to_owned(),
             state,
-            wire: Wire::V1(V1Wire {
+            Wire::V1(V1Wire {
                 session: Mutex::new(session),
                 history: Arc::new(Mutex::new(history)),
-                title: Mutex::new(None),
             }),
-            last_used: Default::default(),
-            last_used_ms: Default::default(),
-            archived: Default::default(),
-        })
+            journal,
+        );
+        Ok(self.shared.hold(1, entry).await)
     }
 
     async fn session_request(&self, request: ClientRequest, cx: &RequestContext) -> Answer {
@@ -282,20 +372,26 @@ impl<A: Agent> V1Handler<A> {
             ClientRequest::NewSessionRequest(req) => {
                 let directories = req.additional_directories.clone().unwrap_or_default();
                 let setup = self.setup(None, &req.cwd, &directories, &req.mcp_servers)?;
+                self.shared.admit(cx.connection().principal()).await?;
                 let state = self.agent().new_session(&setup).await?;
                 let history = V1History::new(
                     self.shared.options.v1_history_limit,
-                    self.shared.options.v1_history_bytes,
+                    self.shared.options.history_bytes,
                 );
-                let entry = self.open(&setup, &req.cwd, directories, state, history, cx);
+                let entry = self
+                    .open(&setup, &req.cwd, directories, state, history, cx)
+                    .await?;
                 let response = acp_v1::NewSessionResponse::new(entry.id.as_str());
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::LoadSessionRequest(req) => {
-                let entry = self.entry(req.session_id.as_str())?;
+                let entry = self
+                    .in_use_or_restored(req.session_id.as_str(), cx.connection())
+                    .await?;
                 let directories = req.additional_directories.clone().unwrap_or_default();
                 self.check_reopen(&entry, &req.cwd, &directories, &req.mcp_servers)?;
                 self.rebind(&entry, cx.connection())?;
+                entry.journal.commit().await;
                 // The whole conversation, as `session/update`s, before the response.
                 if let Wire::V1(wire) = &entry.wire {
                     let updates = lock(&wire.history).updates();
@@ -311,15 +407,20 @@ impl<A: Agent> V1Handler<A> {
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::ResumeSessionRequest(req) => {
-                let entry = self.entry(req.session_id.as_str())?;
+                let entry = self
+                    .in_use_or_restored(req.session_id.as_str(), cx.connection())
+                    .await?;
                 let directories = req.additional_directories.clone().unwrap_or_default();
                 let servers = req.mcp_servers.clone().unwrap_or_default();
                 self.check_reopen(&entry, &req.cwd, &directories, &servers)?;
                 self.rebind(&entry, cx.connection())?;
+                entry.journal.commit().await;
                 let response = ResumeSessionResponse::new();
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
-            ClientRequest::ListSessionsRequest(req) => self.list(req),
+            ClientRequest::ListSessionsRequest(req) => {
+                self.list(req, cx.connection().principal()).await
+            }
             ClientRequest::CloseSessionRequest(req) => {
                 if let Ok(entry) = self.bound(req.session_id.as_str(), cx.connection()) {
                     if let Wire::V1(wire) = &entry.wire {
@@ -329,7 +430,12 @@ impl<A: Agent> V1Handler<A> {
                 acp_rpc::result(&CloseSessionResponse::new())
             }
             ClientRequest::DeleteSessionRequest(req) => {
-                if let Some(entry) = self.shared.v1.remove(req.session_id.as_str()) {
+                let principal = cx.connection().principal();
+                if let Some(entry) = self
+                    .shared
+                    .delete(1, req.session_id.as_str(), principal)
+                    .await?
+                {
                     if let Wire::V1(wire) = &entry.wire {
                         lock(&wire.session).cancel();
                     }
@@ -347,7 +453,8 @@ impl<A: Agent> V1Handler<A> {
                         "`modeId`: this session has no modes",
                     ));
                 };
-                set_checked(self.agent(), &entry, &mode.id, req.mode_id.as_str())?;
+                set_checked(self.agent(), &entry.state, &mode.id, req.mode_id.as_str())?;
+                self.keep_config(&entry).await;
                 acp_rpc::result(&SetSessionModeResponse::new())
             }
             ClientRequest::SetSessionConfigOptionRequest(req) => {
@@ -361,7 +468,8 @@ impl<A: Agent> V1Handler<A> {
                             "`type`: this agent's options are selects, set them with a value id",
                         )),
                     };
-                set_checked(self.agent(), &entry, req.config_id.as_str(), &value)?;
+                set_checked(self.agent(), &entry.state, req.config_id.as_str(), &value)?;
+                self.keep_config(&entry).await;
                 let config = self.config(&entry);
                 acp_rpc::result(&SetSessionConfigOptionResponse::new(config.options))
             }
@@ -370,48 +478,44 @@ impl<A: Agent> V1Handler<A> {
             ClientRequest::ForkSessionRequest(req) => self.fork(req, cx).await,
             #[cfg(feature = "unstable")]
             ClientRequest::ArchiveSessionRequest(req) => {
-                self.set_archived(req.session_id.as_str(), true)
+                self.set_archived(req.session_id.as_str(), true, cx).await
             }
             #[cfg(feature = "unstable")]
             ClientRequest::UnarchiveSessionRequest(req) => {
-                self.set_archived(req.session_id.as_str(), false)
+                self.set_archived(req.session_id.as_str(), false, cx).await
             }
             #[cfg(feature = "unstable")]
-            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req).await,
+            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req, cx).await,
             #[cfg(feature = "unstable")]
-            ClientRequest::SessionStatusRequest(req) => self.status(req),
+            ClientRequest::SessionStatusRequest(req) => self.status(req, cx).await,
             other => Err(RpcError::method_not_found(
                 acp_support::method::Routed::method(&other),
             )),
         }
     }
 
-    fn list(&self, req: ListSessionsRequest) -> Answer {
-        let filter = match req.cwd.as_option() {
-            Some(cwd) => {
-                validate::absolute("cwd", cwd).map_err(RpcError::invalid_params)?;
-                Some(normalise(cwd).to_owned())
-            }
-            None => None,
-        };
-        let keep = archive_filter(&req)?;
-        let cursor = req.cursor.as_option().map(String::as_str);
-        let (entries, next) = self.shared.v1.page(
-            |entry| {
-                keep(entry.archived.load(Ordering::Relaxed))
-                    && filter
-                        .as_deref()
-                        .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
-            },
-            cursor,
-            self.shared.options.list_page_size,
-        )?;
-        let sessions: Vec<SessionInfo> = entries.iter().map(|entry| summary(entry)).collect();
+    async fn list(&self, req: ListSessionsRequest, principal: &Principal) -> Answer {
+        let mut query = ListQuery::new(principal.clone(), 1, self.shared.options.list_page_size);
+        if let Some(cwd) = req.cwd.as_option() {
+            validate::absolute("cwd", cwd).map_err(RpcError::invalid_params)?;
+            query.cwd = Some(cwd.clone());
+        }
+        query.cursor = req.cursor.as_option().cloned();
+        query.archived = archive_filter(&req)?;
+        let page = self.shared.list(query).await?;
+        let sessions: Vec<SessionInfo> = page.sessions.iter().map(summary).collect();
         let mut response = ListSessionsResponse::new(sessions);
-        if let Some(next) = next {
+        if let Some(next) = page.next {
             response = response.next_cursor(next);
         }
         acp_rpc::result(&response)
+    }
+
+    /// Keeps the session's option values after a change.
+    async fn keep_config(&self, entry: &Entry<A::Session>) {
+        let values = config_values(self.agent(), &entry.state);
+        entry.journal.edit(move |record| record.config = values);
+        entry.journal.commit().await;
     }
 
     async fn prompt(&self, req: PromptRequest, cx: &RequestContext) -> Answer {
@@ -421,6 +525,18 @@ impl<A: Agent> V1Handler<A> {
         };
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
+        }
+        let options = &self.shared.options;
+        check_prompt_size(&req.prompt, options.max_prompt_bytes)?;
+        if options.history_policy == HistoryPolicy::Refuse {
+            let actual = lock(&wire.history).size();
+            if actual >= options.history_bytes - options.history_bytes / 4 {
+                return Err(LimitExceeded::HistoryBytes {
+                    max: options.history_bytes,
+                    actual,
+                }
+                .into());
+            }
         }
         let prompt = req
             .prompt
@@ -460,13 +576,16 @@ impl<A: Agent> V1Handler<A> {
                         )));
                     }
                 }
-                let mut turn = Turn::v1(turn, history, fs, terminals);
+                let mut turn = Turn::v1(turn, history.clone(), fs, terminals);
                 let reason = shared
                     .agent
                     .prompt(&state_entry.state, &mut turn, prompt)
                     .await;
-                // The end of a turn is a use (the idle timeout counts from it).
+                // The end of a turn is a use (the idle timeout counts from it), and what it sent
+                // is kept before the answer goes out.
                 shared.v1.touch(&state_entry);
+                state_entry.journal.commit().await;
+                compact_if_large(&shared, &state_entry, &history).await;
                 Ok(reason?.to_v1())
             })
             .await?;
@@ -512,4 +631,28 @@ impl<A: Agent> Handler for V1Handler<A> {
             }
         }
     }
+}
+
+/// Replaces a session's stored log with the log it keeps once the store holds more than twice
+/// the history limit (or 1 MiB, whichever is more).
+async fn compact_if_large<A: Agent>(
+    shared: &Shared<A>,
+    entry: &Entry<A::Session>,
+    history: &Mutex<V1History>,
+) {
+    if !entry.journal.keeps_history() {
+        return;
+    }
+    let threshold = (shared.options.history_bytes as u64).max(1 << 20) * 2;
+    if entry.journal.stored_bytes() <= threshold {
+        return;
+    }
+    let entries = {
+        let history = lock(history);
+        let mut extra = serde_json::Map::new();
+        history.note_compaction(&mut extra);
+        entry.journal.edit(move |record| record.extra.extend(extra));
+        history.entries()
+    };
+    entry.journal.compact(entries).await;
 }

@@ -7,10 +7,10 @@
 //! [Prompt Turn](https://agentclientprotocol.com/protocol/v2/prompt-turn)
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use acp_rpc::message::{Notification, Request};
-use acp_rpc::{Connection, Handler, RequestContext, RpcError};
+use acp_rpc::{Connection, Handler, Principal, RequestContext, RpcError};
 use acp_session::v2::agent::{AgentSession, BusyPolicy};
 use acp_support::Patch;
 use acp_v2::{
@@ -27,9 +27,13 @@ use acp_v2::{
 };
 use serde_json::value::RawValue;
 
-use super::registry::{lock, normalise, not_found, Entry, Wire};
+use super::journal::{Journal, V2Recorder};
+use super::options::HistoryPolicy;
+use super::registry::{attached_elsewhere, normalise, not_found, Entry, Wire};
 use super::server::{Peer, Shared};
-use super::{Agent, SessionSetup, Turn};
+use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
+use super::{Agent, LimitExceeded, SessionSetup, Turn};
+use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
 
 /// A response to a session just opened (`session/new`, `session/fork`), with the session's
@@ -130,18 +134,89 @@ impl<A: Agent> V2Handler<A> {
         response
     }
 
-    /// The session `id`, created over v2 and not closed, or `-32002`.
-    /// The open session `id` bound to `connection` (which created or last resumed it), or
-    /// `-32002`: another connection's session is not found on this one.
+    /// The open session `id` of this connection's principal, attached to `connection` (which
+    /// created or last resumed it), or `-32002`: a session attached to another of the owner's
+    /// connections says so; another principal's is not found, as a missing one.
     fn active(&self, id: &str, connection: &Connection) -> Result<Active<A::Session>, RpcError> {
-        let entry = self.shared.v2.get(id)?;
+        let entry = self.shared.find(2, id, connection.principal())?;
         match &entry.wire {
-            Wire::V2(session) if !session.is_closed() && session.is_bound_to(connection) => {
+            Wire::V2(session) if session.is_closed() => Err(not_found(id)),
+            Wire::V2(session) if !session.is_bound_to(connection) => Err(attached_elsewhere(id)),
+            Wire::V2(session) => {
                 let session = session.clone();
                 Ok((entry, session))
             }
-            _ => Err(not_found(id)),
+            Wire::V1(_) => Err(not_found(id)),
         }
+    }
+
+    /// Session `id` of `principal` in use, else restored from the store and attached to
+    /// `connection`; `-32002` when neither.
+    pub(super) async fn in_use_or_restored(
+        &self,
+        id: &str,
+        connection: &Connection,
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let principal = connection.principal();
+        if let Ok(entry) = self.shared.find(2, id, principal) {
+            return Ok(entry);
+        }
+        let kept = self.shared.kept(2, id, principal).await?;
+        self.restore(kept, connection).await
+    }
+
+    /// A session the store kept, in use again: the agent's state rebuilt
+    /// ([`Agent::restore_session`]) with the options the record holds, the history folded again
+    /// (so a resume replays what it replayed before), attached to `connection`.
+    async fn restore(
+        &self,
+        kept: Kept,
+        connection: &Connection,
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let record = &kept.record;
+        let setup = SessionSetup {
+            session_id: record.id.clone(),
+            cwd: PathBuf::from(&record.cwd),
+            additional_directories: record
+                .additional_directories
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
+            mcp_servers: Vec::new(),
+            protocol_version: 2,
+        };
+        let state = self.agent().restore_session(&setup).await?;
+        reapply_config(self.agent(), &state, &record.config);
+        let session = self.new_agent_session(connection, &record.id);
+        let updates = kept.history.iter().filter_map(|entry| {
+            serde_json::from_str::<SessionUpdate>(&entry.update)
+                .map_err(|err| {
+                    tracing::warn!(session = %record.id, %err, "a kept update does not decode: skipped")
+                })
+                .ok()
+        });
+        session.restore(updates);
+        let journal = self.shared.journal(&kept);
+        session.set_recorder(Arc::new(V2Recorder(journal.clone())));
+        let entry = Entry::new(
+            record.id.clone(),
+            record.owner.clone(),
+            record.cwd.clone(),
+            state,
+            Wire::V2(session),
+            journal,
+        );
+        tracing::info!(session = %record.id, updates = kept.history.len(), "restored from the store");
+        Ok(self.shared.hold(2, entry).await)
+    }
+
+    /// The turn driver of a new or restored session, its history within the server's limits.
+    fn new_agent_session(&self, connection: &Connection, id: &str) -> AgentSession {
+        let options = &self.shared.options;
+        let limits = options
+            .v2_history_limits
+            .history_bytes(options.history_bytes);
+        AgentSession::with_limits(connection.clone(), id, BusyPolicy::Queue, limits)
     }
 
     fn config_options(&self, entry: &Entry<A::Session>) -> Vec<acp_v2::SessionConfigOption> {
@@ -163,7 +238,9 @@ impl<A: Agent> V2Handler<A> {
     async fn session_request(&self, request: ClientRequest, cx: &RequestContext) -> Answer {
         match request {
             ClientRequest::NewSessionRequest(req) => self.new_session(req, cx).await,
-            ClientRequest::ListSessionsRequest(req) => self.list(req),
+            ClientRequest::ListSessionsRequest(req) => {
+                self.list(req, cx.connection().principal()).await
+            }
             ClientRequest::ResumeSessionRequest(req) => self.resume(req, cx).await,
             ClientRequest::CloseSessionRequest(req) => {
                 // Closing a session that does not exist or is not active here succeeds.
@@ -173,8 +250,14 @@ impl<A: Agent> V2Handler<A> {
                 acp_rpc::result(&CloseSessionResponse::new())
             }
             ClientRequest::DeleteSessionRequest(req) => {
-                // Deleting a session that does not exist succeeds too.
-                if let Some(entry) = self.shared.v2.remove(req.session_id.as_str()) {
+                // Deleting a session that does not exist (or is another principal's) succeeds
+                // too, doing nothing.
+                let principal = cx.connection().principal();
+                if let Some(entry) = self
+                    .shared
+                    .delete(2, req.session_id.as_str(), principal)
+                    .await?
+                {
                     if let Wire::V2(session) = &entry.wire {
                         session.close().await;
                     }
@@ -203,16 +286,16 @@ impl<A: Agent> V2Handler<A> {
             ClientRequest::ForkSessionRequest(req) => self.fork(req, cx).await,
             #[cfg(feature = "unstable")]
             ClientRequest::ArchiveSessionRequest(req) => {
-                self.set_archived(req.session_id.as_str(), true).await
+                self.set_archived(req.session_id.as_str(), true, cx).await
             }
             #[cfg(feature = "unstable")]
             ClientRequest::UnarchiveSessionRequest(req) => {
-                self.set_archived(req.session_id.as_str(), false).await
+                self.set_archived(req.session_id.as_str(), false, cx).await
             }
             #[cfg(feature = "unstable")]
-            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req).await,
+            ClientRequest::SetSessionTitleRequest(req) => self.set_title(req, cx).await,
             #[cfg(feature = "unstable")]
-            ClientRequest::SessionStatusRequest(req) => self.status(req),
+            ClientRequest::SessionStatusRequest(req) => self.status(req, cx).await,
             other => Err(RpcError::method_not_found(
                 acp_support::method::Routed::method(&other),
             )),
@@ -236,7 +319,7 @@ impl<A: Agent> V2Handler<A> {
             ));
         }
         Ok(SessionSetup {
-            session_id: self.shared.v2.next_id(),
+            session_id: self.shared.new_session_id()?,
             cwd: PathBuf::from(req.cwd.as_str()),
             additional_directories: directories
                 .iter()
@@ -249,77 +332,75 @@ impl<A: Agent> V2Handler<A> {
 
     async fn new_session(&self, req: NewSessionRequest, cx: &RequestContext) -> Answer {
         let setup = self.setup(&req)?;
+        self.shared.admit(cx.connection().principal()).await?;
         let state = self.agent().new_session(&setup).await?;
-        let session = AgentSession::with_limits(
-            cx.connection().clone(),
-            setup.session_id.as_str(),
-            BusyPolicy::Queue,
-            self.shared.options.v2_history_limits,
-        );
-        let entry = self.register(&setup, req.cwd.as_str(), state, session);
+        let session = self.new_agent_session(cx.connection(), setup.session_id.as_str());
+        let entry = self
+            .register(
+                &setup,
+                req.cwd.as_str(),
+                state,
+                session,
+                cx.connection().principal(),
+            )
+            .await?;
         let response = opened!(self, entry, NewSessionResponse::new(entry.id.as_str()));
         acp_rpc::result(&response)
     }
 
-    /// Registers a session the agent has just made.
-    fn register(
+    /// Registers a session the agent has just made (`session/new`, `session/fork`): its record
+    /// created in the store, its history recorded from now on.
+    async fn register(
         &self,
         setup: &SessionSetup,
         cwd: &str,
         state: A::Session,
         session: AgentSession,
-    ) -> Arc<Entry<A::Session>> {
-        self.shared.v2.insert(Entry {
-            id: setup.session_id.clone(),
-            cwd: cwd.to_owned(),
-            additional_directories: Mutex::new(
-                setup
-                    .additional_directories
-                    .iter()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .collect(),
-            ),
+        owner: &Principal,
+    ) -> Result<Arc<Entry<A::Session>>, RpcError> {
+        let mut record = SessionRecord::new(setup.session_id.as_str(), owner.clone(), 2, cwd);
+        record.additional_directories = setup
+            .additional_directories
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect();
+        record.config = config_values(self.agent(), &state);
+        let journal: Arc<Journal> = self.shared.create(record).await?;
+        session.set_recorder(Arc::new(V2Recorder(journal.clone())));
+        let entry = Entry::new(
+            setup.session_id.clone(),
+            owner.clone(),
+            cwd.to_owned(),
             state,
-            wire: Wire::V2(session),
-            last_used: Default::default(),
-            last_used_ms: Default::default(),
-            archived: Default::default(),
-        })
+            Wire::V2(session),
+            journal,
+        );
+        Ok(self.shared.hold(2, entry).await)
     }
 
-    fn list(&self, req: ListSessionsRequest) -> Answer {
-        let filter = match &req.cwd {
-            Patch::Value(cwd) => {
-                validate::absolute("cwd", cwd.as_str()).map_err(RpcError::invalid_params)?;
-                Some(normalise(cwd.as_str()).to_owned())
-            }
-            _ => None,
-        };
-        let cursor = match &req.cursor {
-            Patch::Value(cursor) => Some(cursor.as_str()),
-            _ => None,
-        };
-        let archived = archive_filter(&req)?;
-        let (entries, next) = self.shared.v2.page(
-            |entry| {
-                archived(entry.archived.load(std::sync::atomic::Ordering::Relaxed))
-                    && filter
-                        .as_deref()
-                        .is_none_or(|cwd| normalise(&entry.cwd) == cwd)
-            },
-            cursor,
-            self.shared.options.list_page_size,
-        )?;
-        let sessions: Vec<SessionInfo> = entries.iter().map(|entry| session_info(entry)).collect();
+    async fn list(&self, req: ListSessionsRequest, principal: &Principal) -> Answer {
+        let mut query = ListQuery::new(principal.clone(), 2, self.shared.options.list_page_size);
+        if let Patch::Value(cwd) = &req.cwd {
+            validate::absolute("cwd", cwd.as_str()).map_err(RpcError::invalid_params)?;
+            query.cwd = Some(cwd.as_str().to_owned());
+        }
+        if let Patch::Value(cursor) = &req.cursor {
+            query.cursor = Some(cursor.as_str().to_owned());
+        }
+        query.archived = archive_filter(&req)?;
+        let page = self.shared.list(query).await?;
+        let sessions: Vec<SessionInfo> = page.sessions.iter().map(session_info).collect();
         let mut response = ListSessionsResponse::new(sessions);
-        if let Some(next) = next {
+        if let Some(next) = page.next {
             response = response.next_cursor(next);
         }
         acp_rpc::result(&response)
     }
 
     async fn resume(&self, req: ResumeSessionRequest, cx: &RequestContext) -> Answer {
-        let entry = self.shared.v2.get(req.session_id.as_str())?;
+        let entry = self
+            .in_use_or_restored(req.session_id.as_str(), cx.connection())
+            .await?;
         let Wire::V2(session) = &entry.wire else {
             return Err(not_found(req.session_id.as_str()));
         };
@@ -340,8 +421,11 @@ impl<A: Agent> V2Handler<A> {
             )));
         }
         session.resume(cx.connection(), &req.replay_from).await?;
-        *lock(&entry.additional_directories) =
-            directories.iter().map(|d| d.as_str().to_owned()).collect();
+        let directories: Vec<String> = directories.iter().map(|d| d.as_str().to_owned()).collect();
+        entry
+            .journal
+            .edit(move |record| record.additional_directories = directories);
+        entry.journal.commit().await;
         session.reopen();
         let mut response = ResumeSessionResponse::new();
         let options = self.config_options(&entry);
@@ -375,10 +459,14 @@ impl<A: Agent> V2Handler<A> {
                 ))
             }
         };
-        set_checked(self.agent(), &entry, req.config_id.as_str(), &value)?;
+        set_checked(self.agent(), &entry.state, req.config_id.as_str(), &value)?;
         let options = self.config_options(&entry);
+        let values = config_values(self.agent(), &entry.state);
+        entry.journal.edit(move |record| record.config = values);
         let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options.clone()));
-        session.send(update).await.map_err(RpcError::from)?;
+        let sent = session.send(update).await.map_err(RpcError::from);
+        entry.journal.commit().await;
+        sent?;
         acp_rpc::result(&SetSessionConfigOptionResponse::new(options))
     }
 
@@ -386,6 +474,18 @@ impl<A: Agent> V2Handler<A> {
         let (entry, session) = self.active(req.session_id.as_str(), cx.connection())?;
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
+        }
+        let options = &self.shared.options;
+        check_prompt_size(&req.prompt, options.max_prompt_bytes)?;
+        if options.history_policy == HistoryPolicy::Refuse {
+            let actual = session.history_bytes();
+            if actual >= options.history_bytes - options.history_bytes / 4 {
+                return Err(LimitExceeded::HistoryBytes {
+                    max: options.history_bytes,
+                    actual,
+                }
+                .into());
+            }
         }
         self.agent().check_prompt(&entry.state, &req.prompt)?;
         let turn = session.prompt_turn(req.prompt.clone(), cx).await?;
@@ -419,6 +519,7 @@ impl<A: Agent> V2Handler<A> {
                 }
             }
             shared.v2.touch(&entry);
+            compact_if_large(&shared, &entry).await;
         });
         acp_rpc::result(&PromptResponse::new(message_id))
     }
@@ -436,11 +537,11 @@ async fn grace_over(cancellation: &acp_rpc::CancellationToken, grace: Option<std
 /// Checks `value` against option `id` and sets it.
 pub(crate) fn set_checked<A: Agent>(
     agent: &A,
-    entry: &Entry<A::Session>,
+    state: &A::Session,
     id: &str,
     value: &str,
 ) -> Result<(), RpcError> {
-    let options = agent.config_options(&entry.state);
+    let options = agent.config_options(state);
     let Some(option) = options.iter().find(|option| option.id == id) else {
         let known: Vec<&str> = options.iter().map(|option| option.id.as_str()).collect();
         return Err(RpcError::invalid_params(format!(
@@ -455,7 +556,29 @@ pub(crate) fn set_checked<A: Agent>(
             known.join(", ")
         )));
     }
-    agent.set_config_option(&entry.state, id, value)
+    agent.set_config_option(state, id, value)
+}
+
+/// Replaces a session's stored history with its compact replay once the store holds more than
+/// twice the history limit (or 1 MiB, whichever is more): a store's history stays within a
+/// small multiple of what the session keeps.
+async fn compact_if_large<A: Agent>(shared: &Shared<A>, entry: &Entry<A::Session>) {
+    if !entry.journal.keeps_history() {
+        return;
+    }
+    let threshold = (shared.options.history_bytes as u64).max(1 << 20) * 2;
+    if entry.journal.stored_bytes() <= threshold {
+        return;
+    }
+    let Wire::V2(session) = &entry.wire else {
+        return;
+    };
+    let entries = acp_session::v2::replay::replay(&session.history())
+        .iter()
+        .filter_map(|update| serde_json::to_string(update).ok())
+        .map(|json| crate::store::HistoryEntry::new(0, json))
+        .collect();
+    entry.journal.compact(entries).await;
 }
 
 /// The error stop reason of a turn that failed with `err`.
@@ -469,29 +592,25 @@ fn error_stop_reason(err: &RpcError) -> ErrorStopReason {
     }
 }
 
-fn session_info<S>(entry: &Entry<S>) -> SessionInfo {
-    let mut info = SessionInfo::new(entry.id.as_str(), entry.cwd.as_str());
-    let directories = lock(&entry.additional_directories).clone();
-    if !directories.is_empty() {
+/// A session as `session/list` shows it, from its record.
+fn session_info(record: &SessionRecord) -> SessionInfo {
+    let mut info = SessionInfo::new(record.id.as_str(), record.cwd.as_str());
+    if !record.additional_directories.is_empty() {
         info = info.additional_directories(
-            directories
-                .into_iter()
+            record
+                .additional_directories
+                .iter()
+                .cloned()
                 .map(acp_v2::AbsolutePath::new)
                 .collect::<Vec<_>>(),
         );
     }
-    if let Wire::V2(session) = &entry.wire {
-        // The metadata alone: listing a session never clones its history.
-        let meta = session.info();
-        if let Some(title) = meta.title {
-            info = info.title(title);
-        }
-        if let Some(updated_at) = meta.updated_at {
-            info = info.updated_at(updated_at);
-        }
+    if let Some(title) = &record.title {
+        info = info.title(title.as_str());
     }
+    info = info.updated_at(crate::time::rfc3339(record.updated_at / 1000));
     #[cfg(feature = "unstable")]
-    if entry.archived.load(std::sync::atomic::Ordering::Relaxed) {
+    if record.archived {
         info = info.archived(true);
     }
     info

@@ -6,8 +6,6 @@
 //! `session/list`), `session/set_title` (logged, listed and sent to the session's connection)
 //! and `session/status` (with no side effect).
 
-use std::sync::atomic::Ordering;
-
 use acp_rpc::RequestContext;
 use acp_v1::{
     ArchiveSessionResponse, ForkSessionRequest, ForkSessionResponse, SessionArchiveCapabilities,
@@ -32,50 +30,71 @@ impl<A: Agent> V1Handler<A> {
     /// `session/fork`: validated as `session/new`, then a new session bound to this connection
     /// whose log (what `session/load` replays) is a copy of the original's.
     pub(super) async fn fork(&self, req: ForkSessionRequest, cx: &RequestContext) -> Answer {
-        let original = self.entry(req.session_id.as_str())?;
+        let original = self
+            .in_use_or_restored(req.session_id.as_str(), cx.connection())
+            .await?;
         let Wire::V1(source) = &original.wire else {
             return Err(not_found(req.session_id.as_str()));
         };
         let directories = req.additional_directories.clone().unwrap_or_default();
         let servers = req.mcp_servers.clone().unwrap_or_default();
         let setup = self.setup(None, &req.cwd, &directories, &servers)?;
+        self.shared.admit(cx.connection().principal()).await?;
         let state = self.agent().fork_session(&original.state, &setup).await?;
         let history = lock(&source.history).clone();
-        let entry = self.open(&setup, &req.cwd, directories, state, history, cx);
+        let entry = self
+            .open(&setup, &req.cwd, directories, state, history, cx)
+            .await?;
         let response = ForkSessionResponse::new(entry.id.as_str());
         acp_rpc::result(&with_config!(response, self.config(&entry)))
     }
 
     /// `session/archive` (`true`) and `session/unarchive`: archiving cancels the session's turn
     /// (v1's `session/close`) and leaves it out of a default `session/list`; both succeed when
-    /// already done.
-    pub(super) fn set_archived(&self, session_id: &str, archived: bool) -> Answer {
-        let entry = self.entry(session_id)?;
+    /// already done. A session the store keeps but memory does not is archived in the store
+    /// alone.
+    pub(super) async fn set_archived(
+        &self,
+        session_id: &str,
+        archived: bool,
+        cx: &RequestContext,
+    ) -> Answer {
+        let principal = cx.connection().principal();
+        let entry = self
+            .shared
+            .edit_record(1, session_id, principal, move |record| {
+                record.archived = archived
+            })
+            .await?;
         if archived {
-            if let Wire::V1(wire) = &entry.wire {
+            if let Some(Wire::V1(wire)) = entry.as_ref().map(|entry| &entry.wire) {
                 lock(&wire.session).cancel();
             }
-            entry.archived.store(true, Ordering::Relaxed);
             acp_rpc::result(&ArchiveSessionResponse::new())
         } else {
-            entry.archived.store(false, Ordering::Relaxed);
             acp_rpc::result(&UnarchiveSessionResponse::new())
         }
     }
 
-    /// `session/set_title`: any session the agent lists. The title is stored (listed, and
-    /// logged as a `session_info_update` that `session/load` replays) before the answer, and
-    /// sent to the session's connection.
-    pub(super) async fn set_title(&self, req: SetSessionTitleRequest) -> Answer {
-        let entry = self.entry(req.session_id.as_str())?;
+    /// `session/set_title`: any session of the principal (one only kept is restored first). The
+    /// title is stored (listed, and logged as a `session_info_update` that `session/load`
+    /// replays) before the answer, and sent to the session's connection.
+    pub(super) async fn set_title(
+        &self,
+        req: SetSessionTitleRequest,
+        cx: &RequestContext,
+    ) -> Answer {
+        let entry = self
+            .in_use_or_restored(req.session_id.as_str(), cx.connection())
+            .await?;
         let Wire::V1(wire) = &entry.wire else {
             return Err(not_found(req.session_id.as_str()));
         };
         let update = SessionUpdate::SessionInfoUpdate(Box::new(
             SessionInfoUpdate::new().title(req.title.clone()),
         ));
-        *lock(&wire.title) = Some(req.title.clone());
         lock(&wire.history).push(update.clone());
+        entry.journal.commit().await;
         let session = lock(&wire.session).clone();
         // Stored whatever becomes of the notification (that connection may be gone).
         if let Err(err) = session.send(update).await {
@@ -84,12 +103,17 @@ impl<A: Agent> V1Handler<A> {
         acp_rpc::result(&SetSessionTitleResponse::new(req.title))
     }
 
-    /// `session/status`: a session the SDK holds is in memory (`open`). No side effect: the
-    /// lookup does not count as a use.
-    pub(super) fn status(&self, req: SessionStatusRequest) -> Answer {
-        let entry = self.shared.v1.peek(req.session_id.as_str())?;
-        if !matches!(entry.wire, Wire::V1(_)) {
-            return Err(not_found(req.session_id.as_str()));
+    /// `session/status`: a session of the principal, in memory or kept, is `open`. No side
+    /// effect: the lookup does not count as a use.
+    pub(super) async fn status(&self, req: SessionStatusRequest, cx: &RequestContext) -> Answer {
+        let principal = cx.connection().principal();
+        let id = req.session_id.as_str();
+        match self.shared.v1.peek(id, principal) {
+            Some(entry) if matches!(entry.wire, Wire::V1(_)) => {}
+            Some(_) => return Err(not_found(id)),
+            None => {
+                self.shared.kept(1, id, principal).await?;
+            }
         }
         acp_rpc::result(&SessionStatusResponse::new(SessionStatus::Open))
     }
