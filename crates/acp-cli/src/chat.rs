@@ -44,9 +44,14 @@ pub async fn connect(
     client_options: ClientOptions,
 ) -> Result<Client, CliError> {
     if let Some(url) = &options.url {
-        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
-            .await
-            .map_err(|err| CliError::Agent(err.to_string()))?;
+        let remote = acp_http::client::connect(
+            url,
+            acp_http::client::ClientOptions::default()
+                .token_from_env()
+                .map_err(|err| CliError::Usage(err.to_string()))?,
+        )
+        .await
+        .map_err(|err| CliError::Agent(err.to_string()))?;
         return Client::connect(remote.reader, remote.writer, client_options)
             .await
             .map_err(|err| CliError::Agent(err.to_string()));

@@ -90,10 +90,19 @@ enum Command {
         /// The address to listen on.
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
         listen: std::net::SocketAddr,
-        /// Require `Authorization: Bearer TOKEN` (default: the ACP_SERVE_TOKEN variable, if
-        /// set).
-        #[arg(long, value_name = "TOKEN")]
+        /// The clients' credentials: one `PRINCIPAL TOKEN` pair per line (`#` comments);
+        /// clients send `Authorization: Bearer TOKEN` and each connection's agent runs as its
+        /// principal (ACP_PRINCIPAL). Without it, on a loopback address a token is generated
+        /// and printed once; on any other address `acp serve` refuses to start.
+        #[arg(long, value_name = "PATH", conflicts_with_all = ["token", "no_auth"])]
+        token_file: Option<PathBuf>,
+        /// One token for the local user (default: the ACP_SERVE_TOKEN variable, if set; neither
+        /// is passed on to the agent). Prefer --token-file: a command line shows in `ps`.
+        #[arg(long, value_name = "TOKEN", conflicts_with = "no_auth")]
         token: Option<String>,
+        /// Let anyone who can reach the address in, without a token.
+        #[arg(long)]
+        no_auth: bool,
         /// A browser origin allowed besides the server's own (repeatable).
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
@@ -257,10 +266,19 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Command::Serve {
             listen,
+            token_file,
             token,
+            no_auth,
             allow_origins,
             agent,
-        } => serve::run(listen, token, allow_origins, agent).await,
+        } => {
+            let access = serve::Access {
+                token_file,
+                token,
+                no_auth,
+            };
+            serve::run(listen, access, allow_origins, agent).await
+        }
         Command::Proxy {
             record,
             protocol,

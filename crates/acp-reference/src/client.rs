@@ -110,9 +110,14 @@ pub async fn run_demo(
     let client = FoldingClient::default();
     let (connection, process) = match &options.url {
         Some(url) => {
-            let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
-                .await
-                .map_err(|err| DemoError::Remote(err.to_string()))?;
+            let remote = acp_http::client::connect(
+                url,
+                acp_http::client::ClientOptions::default()
+                    .token_from_env()
+                    .map_err(|err| DemoError::Remote(err.to_string()))?,
+            )
+            .await
+            .map_err(|err| DemoError::Remote(err.to_string()))?;
             let (connection, _task) = Connection::spawn(
                 remote.reader,
                 remote.writer,

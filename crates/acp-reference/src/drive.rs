@@ -91,9 +91,14 @@ async fn connect(
     client_options: ClientOptions,
 ) -> Result<Client, ClientError> {
     if let Some(url) = &options.url {
-        let remote = acp_http::client::connect(url, acp_http::client::ClientOptions::default())
-            .await
-            .map_err(|err| ClientError::Connection(err.to_string()))?;
+        let remote = acp_http::client::connect(
+            url,
+            acp_http::client::ClientOptions::default()
+                .token_from_env()
+                .map_err(|err| ClientError::Connection(err.to_string()))?,
+        )
+        .await
+        .map_err(|err| ClientError::Connection(err.to_string()))?;
         return Client::connect(remote.reader, remote.writer, client_options).await;
     }
     let Some((program, args)) = options.command.split_first() else {

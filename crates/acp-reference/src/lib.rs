@@ -27,32 +27,82 @@ pub mod render;
 pub mod script;
 pub use acp_sdk::validate;
 
-use acp_sdk::agent::{Server, ServerOptions};
+use acp_sdk::agent::{HistoryPolicy, Server, ServerOptions};
 
-/// Serves the reference agent on this process's stdin and stdout until the client hangs up,
-/// protocol v1 or v2 as the client's `initialize` asks (1 gets v1, 2 or higher gets v2).
-/// Only protocol messages go to stdout.
-pub async fn serve_stdio(options: AgentOptions) -> Result<(), tokio::task::JoinError> {
-    let server_options = ServerOptions::new().list_page_size(options.list_page_size);
-    let server = Server::with_options(agent::ReferenceAgent::new(options), server_options);
-    let (_connection, task) = server.connect(tokio::io::stdin(), tokio::io::stdout());
-    task.await
+/// Where the reference agent keeps its sessions, and within what limits.
+#[derive(Debug, Clone, Default)]
+pub struct Keeping {
+    /// A SQLite file: sessions survive restarts. `None`: in memory.
+    pub store: Option<std::path::PathBuf>,
+    /// Bytes of history a session keeps (the SDK's default when `None`).
+    pub history_bytes: Option<usize>,
+    /// Refuse prompts once a history is full, instead of letting its oldest part go.
+    pub refuse_when_full: bool,
+    /// The largest prompt taken.
+    pub max_prompt_bytes: Option<usize>,
+    /// The most sessions a principal keeps.
+    pub max_sessions_per_principal: Option<usize>,
+    /// Sessions idle longer than this are deleted.
+    pub retention: Option<std::time::Duration>,
 }
 
-/// Serves the reference agent to remote clients on `addr` (the transport RFD's endpoint, `/acp`:
-/// Streamable HTTP and WebSocket) until Ctrl-C, then answers what is in flight (up to 5 s) and
-/// stops. Every connection talks to the same agent, so a session outlives its connection and a
-/// client can resume it on a new one.
-pub async fn serve_listen(
+/// The reference agent served by the SDK, with `options` and `keeping`.
+pub fn server(
     options: AgentOptions,
+    keeping: &Keeping,
+) -> Result<Server<agent::ReferenceAgent>, acp_sdk::store::StoreError> {
+    let mut server_options = ServerOptions::new()
+        .list_page_size(options.list_page_size)
+        .retention(keeping.retention);
+    if let Some(path) = &keeping.store {
+        server_options = server_options.sqlite_store(path)?;
+    }
+    if let Some(bytes) = keeping.history_bytes {
+        server_options = server_options.history_bytes(bytes);
+    }
+    if keeping.refuse_when_full {
+        server_options = server_options.history_policy(HistoryPolicy::Refuse);
+    }
+    if let Some(bytes) = keeping.max_prompt_bytes {
+        server_options = server_options.max_prompt_bytes(bytes);
+    }
+    if let Some(sessions) = keeping.max_sessions_per_principal {
+        server_options = server_options.max_sessions_per_principal(sessions);
+    }
+    Ok(Server::with_options(
+        agent::ReferenceAgent::new(options),
+        server_options,
+    ))
+}
+
+/// Serves `server` on this process's stdin and stdout until the client hangs up, protocol v1 or
+/// v2 as the client's `initialize` asks (1 gets v1, 2 or higher gets v2). Only protocol messages
+/// go to stdout.
+pub async fn serve_stdio(server: Server<agent::ReferenceAgent>) -> std::io::Result<()> {
+    server.serve_stdio().await
+}
+
+/// Serves `server` to remote clients on `addr` (the transport RFD's endpoint, `/acp`:
+/// Streamable HTTP and WebSocket) until Ctrl-C, then answers what is in flight (up to 5 s) and
+/// stops. Every connection talks to the same agent, so a session outlives its connection and
+/// its owner can resume it on a new one; `credentials` say who may connect, and as whom.
+pub async fn serve_listen(
+    server: Server<agent::ReferenceAgent>,
     addr: std::net::SocketAddr,
+    credentials: &acp_http::server::Credentials,
 ) -> std::io::Result<()> {
-    let server_options = ServerOptions::new().list_page_size(options.list_page_size);
-    let server = Server::with_options(agent::ReferenceAgent::new(options), server_options);
-    let http =
-        acp_http::server::HttpServer::new(server, acp_http::server::ServerOptions::default());
+    let mut options = acp_http::server::ServerOptions::default();
+    if let Some(tokens) = credentials.tokens() {
+        options = options.tokens(tokens.clone());
+    }
+    let http = acp_http::server::HttpServer::new(server, options);
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("listening on http://{}/acp", listener.local_addr()?);
+    let local = listener.local_addr()?;
+    eprintln!("listening on http://{local}/acp");
+    if let acp_http::server::Credentials::Generated { token, .. } = credentials {
+        // Once, on stderr (stdout is nobody's here): what a client on this machine sends.
+        eprintln!("clients send: Authorization: Bearer {token}");
+    }
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

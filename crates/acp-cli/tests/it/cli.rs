@@ -440,7 +440,7 @@ fn serve_makes_a_stdio_agent_remote_and_chat_reaches_it_by_url() {
     use std::io::{BufRead, BufReader};
     let agent = reference_agent();
     let mut server = Command::new(ACP)
-        .args(["serve", "--listen", "127.0.0.1:0", "--"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-auth", "--"])
         .args([&agent, "--every-prompt", "--step-delay-ms=1"])
         .stderr(std::process::Stdio::piped())
         .spawn()

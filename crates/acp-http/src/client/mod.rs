@@ -28,6 +28,10 @@ mod ws;
 
 use ::http::{HeaderMap, HeaderName, HeaderValue};
 use std::time::Duration;
+
+/// The environment variable command-line clients read a bearer token from
+/// ([`ClientOptions::token_from_env`]).
+pub const TOKEN_ENV: &str = "ACP_TOKEN";
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
 
@@ -94,6 +98,18 @@ impl ClientOptions {
     /// When the token is not a valid header value.
     pub fn bearer_token(self, token: &str) -> Result<Self, ClientError> {
         self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    /// Sends `Authorization: Bearer <token>` with the token in [`TOKEN_ENV`], when it is set and
+    /// not empty (the way command-line clients take a token without it showing in `ps`).
+    ///
+    /// # Errors
+    /// When the token is not a valid header value.
+    pub fn token_from_env(self) -> Result<Self, ClientError> {
+        match std::env::var(TOKEN_ENV) {
+            Ok(token) if !token.is_empty() => self.bearer_token(&token),
+            _ => Ok(self),
+        }
     }
 
     /// Sets [`ClientOptions::http2`].

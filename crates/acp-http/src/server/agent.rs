@@ -2,6 +2,7 @@
 //! reader of what the agent writes and a writer of what it reads (newline-delimited JSON-RPC, as
 //! over stdio).
 
+use acp_rpc::Principal;
 use std::any::Any;
 use std::io;
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadHalf, WriteHalf};
@@ -58,16 +59,18 @@ impl AgentIo {
 
 /// Starts one agent conversation per transport connection.
 pub trait AgentFactory: Send + Sync + 'static {
-    /// The pipe to a new conversation. An error answers the client's `initialize` (or
-    /// WebSocket upgrade) with `503 Service Unavailable`.
-    fn start(&self) -> io::Result<AgentIo>;
+    /// The pipe to a new conversation of `principal` (the identity the request's credentials
+    /// map to). An error answers the client's `initialize` (or WebSocket upgrade) with
+    /// `503 Service Unavailable`.
+    fn start(&self, principal: &Principal) -> io::Result<AgentIo>;
 }
 
+/// A function of no arguments is a factory whose conversations do not depend on who asks.
 impl<F> AgentFactory for F
 where
     F: Fn() -> io::Result<AgentIo> + Send + Sync + 'static,
 {
-    fn start(&self) -> io::Result<AgentIo> {
+    fn start(&self, _principal: &Principal) -> io::Result<AgentIo> {
         self()
     }
 }
@@ -78,10 +81,11 @@ const IN_MEMORY_BUFFER: usize = 64 * 1024;
 
 #[cfg(feature = "sdk")]
 impl<A: acp_sdk::agent::Agent> AgentFactory for acp_sdk::agent::Server<A> {
-    fn start(&self) -> io::Result<AgentIo> {
+    /// A connection of the SDK server as `principal`: its sessions are its own.
+    fn start(&self, principal: &Principal) -> io::Result<AgentIo> {
         let mut task = None;
         let io = AgentIo::in_memory(IN_MEMORY_BUFFER, |reader, writer| {
-            let (_connection, handle) = self.connect(reader, writer);
+            let (_connection, handle) = self.connect_as(principal.clone(), reader, writer);
             task = Some(handle);
         });
         // The connection ends when the transport drops its end of the pipe; aborting its task on
@@ -105,12 +109,18 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// The environment variable that tells a spawned agent which principal its connection is (an
+/// SDK agent on stdio adopts it: `acp_sdk::serve_stdio`).
+pub const PRINCIPAL_ENV: &str = "ACP_PRINCIPAL";
+
 /// An agent that is a program speaking ACP on stdio: one process per connection, killed when the
-/// connection ends. Its stderr goes to this process's.
+/// connection ends. Its stderr goes to this process's. It gets the connection's principal in
+/// [`PRINCIPAL_ENV`], and not the variables [`ProcessAgent::env_remove`] names.
 #[derive(Debug, Clone)]
 pub struct ProcessAgent {
     program: std::ffi::OsString,
     args: Vec<std::ffi::OsString>,
+    removed: Vec<std::ffi::OsString>,
 }
 
 impl ProcessAgent {
@@ -122,14 +132,27 @@ impl ProcessAgent {
         Self {
             program: program.into(),
             args: args.into_iter().map(Into::into).collect(),
+            removed: Vec::new(),
         }
+    }
+
+    /// Keeps `key` out of the agents' environment (a credential of this server's, say).
+    #[must_use]
+    pub fn env_remove(mut self, key: impl Into<std::ffi::OsString>) -> Self {
+        self.removed.push(key.into());
+        self
     }
 }
 
 impl AgentFactory for ProcessAgent {
-    fn start(&self) -> io::Result<AgentIo> {
-        let mut child = tokio::process::Command::new(&self.program)
+    fn start(&self, principal: &Principal) -> io::Result<AgentIo> {
+        let mut command = tokio::process::Command::new(&self.program);
+        for key in &self.removed {
+            command.env_remove(key);
+        }
+        let mut child = command
             .args(&self.args)
+            .env(PRINCIPAL_ENV, principal.as_str())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())

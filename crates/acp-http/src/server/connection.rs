@@ -121,6 +121,8 @@ pub(crate) struct ConnectionLimits {
 pub(crate) struct Connection {
     pub(crate) id: String,
     pub(crate) profile: Profile,
+    /// Who opened it: only requests of the same principal may use it.
+    pub(crate) principal: acp_rpc::Principal,
     limits: ConnectionLimits,
     ids: Arc<EventIds>,
     to_agent: mpsc::Sender<Bytes>,
@@ -162,6 +164,7 @@ impl Connection {
     pub(crate) fn start(
         id: String,
         profile: Profile,
+        principal: acp_rpc::Principal,
         io: AgentIo,
         limits: ConnectionLimits,
     ) -> Arc<Self> {
@@ -170,6 +173,7 @@ impl Connection {
         let connection = Arc::new(Self {
             id,
             profile,
+            principal,
             limits,
             main: Stream::new(limits.stream, ids.clone()),
             ids,

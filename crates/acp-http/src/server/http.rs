@@ -17,6 +17,8 @@ use std::sync::Arc;
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's "invalid request".
 const INVALID_REQUEST: i64 = -32600;
+/// ACP's "authentication required".
+const AUTHENTICATION_REQUIRED: i64 = -32000;
 
 pub(crate) fn refuse(status: StatusCode, reason: impl Into<String>) -> Response {
     (status, reason.into()).into_response()
@@ -40,13 +42,21 @@ impl Refusal {
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let mut response = refuse(self.status, self.reason);
         if self.status == StatusCode::UNAUTHORIZED {
+            // A JSON-RPC error a client can show (ACP's "authentication required"), and the
+            // scheme to use.
+            let body = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": AUTHENTICATION_REQUIRED, "message": format!("Unauthorized: {}", self.reason)},
+            });
+            let mut response = json(self.status, body.to_string());
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
         }
-        response
+        refuse(self.status, self.reason)
     }
 }
 
@@ -69,6 +79,7 @@ fn with_header(mut response: Response, name: &'static str, value: &str) -> Respo
 pub(crate) fn connection_of(
     registry: &Registry,
     headers: &HeaderMap,
+    principal: &acp_rpc::Principal,
 ) -> Result<Arc<Connection>, Refusal> {
     let Some(id) = header(headers, wire::CONNECTION_ID) else {
         return Err(Refusal::new(
@@ -77,7 +88,7 @@ pub(crate) fn connection_of(
         ));
     };
     registry
-        .get(id)
+        .get(id, principal)
         .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or ended Acp-Connection-Id"))
 }
 
@@ -85,8 +96,9 @@ pub(crate) fn connection_of(
 fn http_connection_of(
     registry: &Registry,
     headers: &HeaderMap,
+    principal: &acp_rpc::Principal,
 ) -> Result<Arc<Connection>, Refusal> {
-    let connection = connection_of(registry, headers)?;
+    let connection = connection_of(registry, headers, principal)?;
     if connection.profile != Profile::Http {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
@@ -107,7 +119,12 @@ pub(crate) fn open_error(err: &OpenError) -> Response {
 }
 
 /// `POST /acp`: one client message.
-pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body) -> Response {
+pub(crate) async fn post(
+    registry: Arc<Registry>,
+    headers: HeaderMap,
+    body: Body,
+    principal: acp_rpc::Principal,
+) -> Response {
     let is_json = header(&headers, header::CONTENT_TYPE.as_str())
         .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with(wire::JSON));
     if !is_json {
@@ -148,9 +165,9 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
         && peek.method.as_deref() == Some("initialize")
         && connection_header.is_none()
     {
-        return initialize(&registry, Bytes::from(line), &peek).await;
+        return initialize(&registry, Bytes::from(line), &peek, principal).await;
     }
-    let connection = match http_connection_of(&registry, &headers) {
+    let connection = match http_connection_of(&registry, &headers, &principal) {
         Ok(connection) => connection,
         Err(refusal) => return refusal.into_response(),
     };
@@ -207,8 +224,13 @@ pub(crate) async fn post(registry: Arc<Registry>, headers: HeaderMap, body: Body
 }
 
 /// `initialize` without a connection: opens one and answers with the agent's response.
-async fn initialize(registry: &Arc<Registry>, line: Bytes, peek: &wire::Peek) -> Response {
-    let connection = match registry.open(Profile::Http) {
+async fn initialize(
+    registry: &Arc<Registry>,
+    line: Bytes,
+    peek: &wire::Peek,
+    principal: acp_rpc::Principal,
+) -> Response {
+    let connection = match registry.open(Profile::Http, principal) {
         Ok(connection) => connection,
         Err(err) => return open_error(&err),
     };
@@ -296,7 +318,11 @@ fn is_length_limit(err: &axum::Error) -> bool {
 }
 
 /// `GET /acp` without an upgrade: an SSE stream of the connection or of one session.
-pub(crate) async fn sse(registry: Arc<Registry>, headers: HeaderMap) -> Response {
+pub(crate) async fn sse(
+    registry: Arc<Registry>,
+    headers: HeaderMap,
+    principal: acp_rpc::Principal,
+) -> Response {
     let accepts = header(&headers, header::ACCEPT.as_str())
         .is_some_and(|accept| accept.contains(wire::EVENT_STREAM));
     if !accepts {
@@ -305,7 +331,7 @@ pub(crate) async fn sse(registry: Arc<Registry>, headers: HeaderMap) -> Response
             "Accept must include text/event-stream",
         );
     }
-    let connection = match http_connection_of(&registry, &headers) {
+    let connection = match http_connection_of(&registry, &headers, &principal) {
         Ok(connection) => connection,
         Err(refusal) => return refusal.into_response(),
     };
@@ -391,14 +417,18 @@ async fn next_event(mut reading: Reading) -> Option<(Result<Bytes, std::io::Erro
 }
 
 /// `DELETE /acp`: ends a connection.
-pub(crate) async fn delete(registry: Arc<Registry>, headers: HeaderMap) -> Response {
+pub(crate) async fn delete(
+    registry: Arc<Registry>,
+    headers: HeaderMap,
+    principal: acp_rpc::Principal,
+) -> Response {
     let Some(id) = header(&headers, wire::CONNECTION_ID) else {
         return refuse(
             StatusCode::BAD_REQUEST,
             "the Acp-Connection-Id header is required",
         );
     };
-    if registry.end(id) {
+    if registry.end_owned(id, &principal) {
         StatusCode::ACCEPTED.into_response()
     } else {
         refuse(StatusCode::NOT_FOUND, "unknown or ended Acp-Connection-Id")

@@ -13,6 +13,7 @@
 //! ```
 
 mod agent;
+pub mod auth;
 mod connection;
 mod http;
 mod options;
@@ -21,6 +22,7 @@ mod stream;
 mod ws;
 
 pub use agent::{AgentFactory, AgentIo, ProcessAgent};
+pub use auth::{AuthError, Credentials, Tokens};
 pub use options::{Authorize, ServerOptions};
 
 use ::http::{header, HeaderMap, Method, StatusCode};
@@ -108,19 +110,20 @@ fn no_delay(
 /// The one handler of the endpoint: admission, then the method.
 async fn endpoint(State(registry): State<Arc<Registry>>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
-    if let Err(refusal) = admit(&registry.options, &parts.headers) {
-        return refusal.into_response();
-    }
+    let principal = match admit(&registry.options, &parts.headers) {
+        Ok(principal) => principal,
+        Err(refusal) => return refusal.into_response(),
+    };
     match parts.method {
-        Method::POST => http::post(registry, parts.headers, body).await,
+        Method::POST => http::post(registry, parts.headers, body, principal).await,
         Method::GET if wants_websocket(&parts.headers) => {
             match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
-                Ok(upgrade) => ws::upgrade(registry, upgrade),
+                Ok(upgrade) => ws::upgrade(registry, upgrade, principal),
                 Err(rejection) => http::refuse(rejection.status(), rejection.body_text()),
             }
         }
-        Method::GET => http::sse(registry, parts.headers).await,
-        Method::DELETE => http::delete(registry, parts.headers).await,
+        Method::GET => http::sse(registry, parts.headers, principal).await,
+        Method::DELETE => http::delete(registry, parts.headers, principal).await,
         _ => http::refuse(
             StatusCode::METHOD_NOT_ALLOWED,
             "the endpoint takes POST, GET and DELETE",
@@ -135,8 +138,11 @@ fn wants_websocket(headers: &HeaderMap) -> bool {
         .is_some_and(|value| value.eq_ignore_ascii_case("websocket"))
 }
 
-/// The origin check and the credential check.
-fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), http::Refusal> {
+/// The origin check and the credential check: the request's principal, or the refusal.
+fn admit(
+    options: &ServerOptions,
+    headers: &HeaderMap,
+) -> Result<acp_rpc::Principal, http::Refusal> {
     if let Some(origin) = http::header(headers, header::ORIGIN.as_str()) {
         // Only listed origins: one equal to the `Host` proves nothing under DNS rebinding.
         if !options.allowed_origins.iter().any(|o| o == origin) {
@@ -146,11 +152,11 @@ fn admit(options: &ServerOptions, headers: &HeaderMap) -> Result<(), http::Refus
             ));
         }
     }
-    if let Some(authorize) = &options.authorize {
-        authorize(headers)
-            .map_err(|reason| http::Refusal::new(StatusCode::UNAUTHORIZED, reason))?;
+    match &options.authorize {
+        Some(authorize) => authorize(headers)
+            .map_err(|reason| http::Refusal::new(StatusCode::UNAUTHORIZED, reason)),
+        None => Ok(acp_rpc::Principal::local()),
     }
-    Ok(())
 }
 
 fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {

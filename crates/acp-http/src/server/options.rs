@@ -1,14 +1,17 @@
 //! What a server allows: its path, its bounds per connection, the origins and credentials it
 //! accepts.
 
+use acp_rpc::Principal;
 use http::HeaderMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Decides whether a request may use the endpoint, from its headers: `Ok` lets it in, `Err`
-/// answers `401 Unauthorized` with the message.
-pub type Authorize = Arc<dyn Fn(&HeaderMap) -> Result<(), String> + Send + Sync>;
+use super::auth::Tokens;
+
+/// Decides whether a request may use the endpoint, from its headers: `Ok` lets it in as that
+/// principal (whose sessions it sees), `Err` answers `401 Unauthorized` with the message.
+pub type Authorize = Arc<dyn Fn(&HeaderMap) -> Result<Principal, String> + Send + Sync>;
 
 /// The options of an [`HttpServer`](crate::server::HttpServer).
 #[derive(Clone)]
@@ -49,7 +52,7 @@ pub struct ServerOptions {
     /// Whether to answer CORS preflights and add CORS headers for `allowed_origins`. Off by
     /// default.
     pub cors: bool,
-    /// The credential check; `None` lets everyone in.
+    /// The credential check; `None` lets everyone in, as [`Principal::local`].
     pub authorize: Option<Authorize>,
 }
 
@@ -178,37 +181,23 @@ impl ServerOptions {
     #[must_use]
     pub fn authorize(
         mut self,
-        check: impl Fn(&HeaderMap) -> Result<(), String> + Send + Sync + 'static,
+        check: impl Fn(&HeaderMap) -> Result<Principal, String> + Send + Sync + 'static,
     ) -> Self {
         self.authorize = Some(Arc::new(check));
         self
     }
 
-    /// Lets in only requests with `Authorization: Bearer <token>`.
+    /// Lets in only requests with `Authorization: Bearer <token>`, as [`Principal::local`].
     #[must_use]
     pub fn bearer_token(self, token: impl Into<String>) -> Self {
-        let expected = format!("Bearer {}", token.into());
-        self.authorize(move |headers| {
-            let given = headers
-                .get(http::header::AUTHORIZATION)
-                .map(|value| value.as_bytes())
-                .unwrap_or_default();
-            if constant_time_eq(given, expected.as_bytes()) {
-                Ok(())
-            } else {
-                Err("a valid bearer token is required".into())
-            }
-        })
+        self.tokens(Tokens::new().with(Principal::local(), token))
     }
-}
 
-/// Compares without stopping at the first difference, so timing does not tell how much of a
-/// token was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+    /// Lets in only requests with one of `tokens`, each as its principal.
+    #[must_use]
+    pub fn tokens(self, tokens: Tokens) -> Self {
+        self.authorize(move |headers| tokens.authenticate(headers))
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -230,6 +219,6 @@ mod tests {
             http::header::AUTHORIZATION,
             "Bearer s3cret".parse().expect("valid"),
         );
-        assert!(check(&headers).is_ok());
+        assert_eq!(check(&headers), Ok(Principal::local()));
     }
 }

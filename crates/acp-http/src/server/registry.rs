@@ -76,8 +76,12 @@ impl Registry {
         }
     }
 
-    /// Opens a connection with a new agent conversation.
-    pub(crate) fn open(self: &Arc<Self>, profile: Profile) -> Result<Arc<Connection>, OpenError> {
+    /// Opens a connection of `principal` with a new agent conversation.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        profile: Profile,
+        principal: acp_rpc::Principal,
+    ) -> Result<Arc<Connection>, OpenError> {
         if self.is_draining() {
             return Err(OpenError::Draining);
         }
@@ -92,8 +96,8 @@ impl Registry {
             self.opening.fetch_add(1, Ordering::Relaxed);
         }
         let started = new_id().and_then(|id| {
-            let io = self.factory.start().map_err(OpenError::Agent)?;
-            Ok(Connection::start(id, profile, io, self.limits()))
+            let io = self.factory.start(&principal).map_err(OpenError::Agent)?;
+            Ok(Connection::start(id, profile, principal, io, self.limits()))
         });
         let connection = {
             let mut connections = self.lock();
@@ -126,9 +130,20 @@ impl Registry {
         }
     }
 
-    /// The open connection with `id`.
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<Connection>> {
-        self.lock().get(id).filter(|c| !c.is_closed()).cloned()
+    /// The open connection with `id` of `principal` (another's is not found, as a missing one).
+    pub(crate) fn get(&self, id: &str, principal: &acp_rpc::Principal) -> Option<Arc<Connection>> {
+        self.lock()
+            .get(id)
+            .filter(|c| !c.is_closed() && c.principal == *principal)
+            .cloned()
+    }
+
+    /// Ends the connection with `id` of `principal`; `false` when there is none.
+    pub(crate) fn end_owned(&self, id: &str, principal: &acp_rpc::Principal) -> bool {
+        if self.get(id, principal).is_none() {
+            return false;
+        }
+        self.end(id)
     }
 
     /// Ends the connection with `id`; `false` when there is none.

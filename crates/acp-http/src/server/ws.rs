@@ -16,8 +16,12 @@ use std::sync::Arc;
 pub(crate) const SOCKET_READ_CHUNK: usize = 8 * 1024;
 
 /// Opens a connection and upgrades to it.
-pub(crate) fn upgrade(registry: Arc<Registry>, upgrade: WebSocketUpgrade) -> Response {
-    let connection = match registry.open(Profile::WebSocket) {
+pub(crate) fn upgrade(
+    registry: Arc<Registry>,
+    upgrade: WebSocketUpgrade,
+    principal: acp_rpc::Principal,
+) -> Response {
+    let connection = match registry.open(Profile::WebSocket, principal) {
         Ok(connection) => connection,
         Err(err) => return open_error(&err),
     };

@@ -11,14 +11,32 @@ use clap::Parser;
 #[tokio::main]
 async fn main() {
     let args = AgentArgs::parse();
+    let server = match acp_reference::server(args.options(), &args.keeping()) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("acp-reference-agent: {err}");
+            std::process::exit(1);
+        }
+    };
     if let Some(addr) = args.listen {
-        if let Err(err) = acp_reference::serve_listen(args.options(), addr).await {
+        let credentials = match acp_http::server::Credentials::for_listener(
+            addr,
+            args.token_file.as_deref(),
+            args.no_auth,
+        ) {
+            Ok(credentials) => credentials,
+            Err(err) => {
+                eprintln!("acp-reference-agent: {err}");
+                std::process::exit(2);
+            }
+        };
+        if let Err(err) = acp_reference::serve_listen(server, addr, &credentials).await {
             eprintln!("acp-reference-agent: cannot serve on {addr}: {err}");
             std::process::exit(1);
         }
         return;
     }
-    if let Err(err) = acp_reference::serve_stdio(args.options()).await {
+    if let Err(err) = acp_reference::serve_stdio(server).await {
         eprintln!("acp-reference-agent: the connection task failed: {err}");
         std::process::exit(1);
     }

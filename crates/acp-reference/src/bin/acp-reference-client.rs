@@ -68,8 +68,15 @@ fn main() {
     if serve_agent {
         argv.remove(1);
         let args = AgentArgs::parse_from(argv);
-        if let Err(err) = runtime.block_on(acp_reference::serve_stdio(args.options())) {
-            eprintln!("acp-reference-client (agent): the connection task failed: {err}");
+        let served = acp_reference::server(args.options(), &args.keeping())
+            .map_err(|err| err.to_string())
+            .and_then(|server| {
+                runtime
+                    .block_on(acp_reference::serve_stdio(server))
+                    .map_err(|err| err.to_string())
+            });
+        if let Err(err) = served {
+            eprintln!("acp-reference-client (agent): {err}");
             std::process::exit(1);
         }
         return;

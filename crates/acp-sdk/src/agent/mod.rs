@@ -78,7 +78,7 @@ pub use info::{
 };
 pub use limit::LimitExceeded;
 pub use options::{HistoryPolicy, ServerOptions, SessionIdSource};
-pub use server::{serve, serve_stdio, Server};
+pub use server::{serve, serve_stdio, stdio_principal, Server, PRINCIPAL_ENV};
 pub use turn::Turn;
 pub use v1::V1Handler;
 pub use v2::V2Handler;

@@ -221,9 +221,32 @@ where
     Server::new(agent).connect(reader, writer)
 }
 
+/// The environment variable naming the principal of a stdio connection, when the process that
+/// started the agent knows it (`acp serve` and `acp_http`'s `ProcessAgent` set it to the
+/// principal of the remote connection); absent or empty, the one local user.
+pub const PRINCIPAL_ENV: &str = "ACP_PRINCIPAL";
+
+/// The principal of this process's stdio connection: [`PRINCIPAL_ENV`], else
+/// [`Principal::local`].
+pub fn stdio_principal() -> Principal {
+    std::env::var(PRINCIPAL_ENV)
+        .ok()
+        .filter(|name| !name.is_empty())
+        .map_or_else(Principal::local, Principal::new)
+}
+
+impl<A: Agent> Server<A> {
+    /// Serves one client over this process's stdin and stdout until it hangs up (logs belong on
+    /// stderr), as [`stdio_principal`].
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        let (_connection, task) =
+            self.connect_as(stdio_principal(), tokio::io::stdin(), tokio::io::stdout());
+        task.await.map_err(std::io::Error::other)
+    }
+}
+
 /// Serves `agent` over this process's stdin and stdout until the client hangs up (logs belong on
 /// stderr).
 pub async fn serve_stdio<A: Agent>(agent: A) -> std::io::Result<()> {
-    let (_connection, task) = serve(agent, tokio::io::stdin(), tokio::io::stdout());
-    task.await.map_err(std::io::Error::other)
+    Server::new(agent).serve_stdio().await
 }
