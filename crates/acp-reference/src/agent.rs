@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use acp_sdk::agent::{
     AgentInfo, AuthMethodInfo, Capabilities, CommandInfo, ConfigCategory, ConfigOption,
-    ConfigValue, SessionSetup, StopReason, Turn,
+    ConfigValue, Restored, SessionSetup, StopReason, Turn,
 };
 use acp_sdk::{Agent, ContentBlock, RpcError};
 use acp_v2::EmbeddedResourceResource;
@@ -89,6 +89,17 @@ impl Agent for ReferenceAgent {
             prompts: AtomicU64::new(0),
             context_tokens: AtomicU64::new(0),
         })
+    }
+
+    /// A restored session goes on counting its prompts (the first one titles the session).
+    async fn restore_session(
+        &self,
+        setup: &SessionSetup,
+        restored: &Restored,
+    ) -> Result<ReferenceSession, RpcError> {
+        let session = self.new_session(setup).await?;
+        session.prompts.store(restored.prompts, Ordering::Relaxed);
+        Ok(session)
     }
 
     fn check_prompt(

@@ -7,5 +7,6 @@ mod common;
 mod demo;
 mod pipelined;
 mod remote;
+mod sessions;
 mod wire;
 mod wire_v1;

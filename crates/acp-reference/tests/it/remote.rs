@@ -15,7 +15,13 @@ struct ListeningAgent {
 impl ListeningAgent {
     fn start() -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_acp-reference-agent"))
-            .args(["--listen", "127.0.0.1:0", "--no-auth", "--step-delay-ms", "2"])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--no-auth",
+                "--step-delay-ms",
+                "2",
+            ])
             .stderr(Stdio::piped())
             .spawn()
             .expect("the agent starts");

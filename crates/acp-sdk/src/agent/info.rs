@@ -169,6 +169,21 @@ pub struct SessionSetup {
     pub protocol_version: u16,
 }
 
+/// What the store knew of a session the SDK restores ([`super::Agent::restore_session`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Restored {
+    /// Its title.
+    pub title: Option<String>,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at: u64,
+    /// When it last changed, same unit.
+    pub updated_at: u64,
+    /// The prompts its history holds (the user's messages: a history limit may have let older
+    /// ones go).
+    pub prompts: u64,
+}
+
 impl SessionSetup {
     /// A v2 session `session_id` in `cwd`, with no additional directories and no MCP servers
     /// (for calling an [`Agent`](super::Agent) directly, in its tests).

@@ -74,7 +74,7 @@ pub use client_services::{
 };
 pub use info::{
     AgentInfo, AuthMethodInfo, Capabilities, CommandInfo, ConfigCategory, ConfigOption,
-    ConfigValue, McpServer, SessionSetup, StopReason,
+    ConfigValue, McpServer, Restored, SessionSetup, StopReason,
 };
 pub use limit::LimitExceeded;
 pub use options::{HistoryPolicy, ServerOptions, SessionIdSource};
@@ -178,12 +178,15 @@ pub trait Agent: Send + Sync + 'static {
     /// The state of a session the SDK restores from its store ([`ServerOptions::store`]): after
     /// a restart, or after the registry let it go from memory. `setup` is the session's as
     /// created (its id, directories and protocol version; no MCP servers, which a client gives
-    /// again when it resumes); the SDK then sets the options the session had and replays its
-    /// history to the client itself. By default a fresh [`Agent::new_session`] state.
+    /// again when it resumes) and `restored` what the store knew of it; the SDK then sets the
+    /// options the session had and replays its history to the client itself. By default a
+    /// fresh [`Agent::new_session`] state.
     fn restore_session(
         &self,
         setup: &SessionSetup,
+        restored: &Restored,
     ) -> impl Future<Output = Result<Self::Session, RpcError>> + Send {
+        let _ = restored;
         self.new_session(setup)
     }
 

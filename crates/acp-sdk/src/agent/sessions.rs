@@ -310,14 +310,26 @@ pub(crate) fn reapply_config<A: Agent>(agent: &A, state: &A::Session, config: &[
     }
 }
 
-/// Refuses a prompt larger than `max` bytes (its content, encoded).
+/// Refuses a prompt larger than `max_prompt_bytes` (its content, encoded), and under
+/// [`HistoryPolicy::Refuse`](super::HistoryPolicy::Refuse) one that would take a history
+/// holding `history()` bytes past the history limit, or go to a history that reached it
+/// already (`history()` says how much it holds, and whether its limit let something go).
 pub(crate) fn check_prompt_size<T: serde::Serialize>(
     prompt: &T,
-    max: usize,
+    options: &super::ServerOptions,
+    history: impl FnOnce() -> (usize, bool),
 ) -> Result<(), RpcError> {
     let actual = acp_session::limits::encoded_len(prompt);
+    let max = options.max_prompt_bytes;
     if actual > max {
         return Err(LimitExceeded::PromptBytes { max, actual }.into());
+    }
+    if options.history_policy == super::HistoryPolicy::Refuse {
+        let (held, trimmed) = history();
+        let max = options.history_bytes;
+        if trimmed || held.saturating_add(actual) > max {
+            return Err(LimitExceeded::HistoryBytes { max, actual: held }.into());
+        }
     }
     Ok(())
 }

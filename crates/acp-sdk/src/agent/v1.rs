@@ -30,13 +30,12 @@ use serde_json::value::RawValue;
 use super::client_services::{ClientFs, ClientTerminals};
 use super::info::{ConfigCategory, ConfigOption};
 use super::journal::Journal;
-use super::options::HistoryPolicy;
 use super::registry::{attached_elsewhere, lock, normalise, not_found, Entry, V1Wire, Wire};
 use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
 use super::v1_history::V1History;
 use super::v2::set_checked;
-use super::{Agent, LimitExceeded, SessionSetup, Turn};
+use super::{Agent, Restored, SessionSetup, Turn};
 use crate::content::v1_to_v2;
 use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
@@ -213,8 +212,6 @@ impl<A: Agent> V1Handler<A> {
             mcp_servers: Vec::new(),
             protocol_version: 1,
         };
-        let state = self.agent().restore_session(&setup).await?;
-        reapply_config(self.agent(), &state, &record.config);
         let entries = kept.history.iter().filter_map(|entry| {
             serde_json::from_str::<SessionUpdate>(&entry.update)
                 .map(|update| (entry.turn, update))
@@ -230,6 +227,14 @@ impl<A: Agent> V1Handler<A> {
             &record.extra,
             entries,
         );
+        let restored = Restored {
+            title: record.title.clone(),
+            created_at: record.created_at,
+            updated_at: record.updated_at,
+            prompts: history.turns_begun(),
+        };
+        let state = self.agent().restore_session(&setup, &restored).await?;
+        reapply_config(self.agent(), &state, &record.config);
         let journal = self.shared.journal(&kept);
         history.set_journal(journal.clone());
         let session = AgentSession::new(connection.clone(), record.id.as_str(), self.limits());
@@ -526,18 +531,13 @@ impl<A: Agent> V1Handler<A> {
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
         }
-        let options = &self.shared.options;
-        check_prompt_size(&req.prompt, options.max_prompt_bytes)?;
-        if options.history_policy == HistoryPolicy::Refuse {
-            let actual = lock(&wire.history).size();
-            if actual >= options.history_bytes - options.history_bytes / 4 {
-                return Err(LimitExceeded::HistoryBytes {
-                    max: options.history_bytes,
-                    actual,
-                }
-                .into());
-            }
-        }
+        check_prompt_size(&req.prompt, &self.shared.options, || {
+            let history = lock(&wire.history);
+            (
+                history.size(),
+                history.dropped_turns + history.dropped_updates > 0,
+            )
+        })?;
         let prompt = req
             .prompt
             .iter()

@@ -48,6 +48,11 @@ impl V1History {
         }
     }
 
+    /// Turns begun in the session's life.
+    pub(crate) fn turns_begun(&self) -> u64 {
+        self.turns_begun
+    }
+
     /// Hands every update logged from now on to `journal`.
     pub(crate) fn set_journal(&mut self, journal: Arc<Journal>) {
         self.journal = Some(journal);

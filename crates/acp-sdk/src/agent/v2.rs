@@ -28,11 +28,10 @@ use acp_v2::{
 use serde_json::value::RawValue;
 
 use super::journal::{Journal, V2Recorder};
-use super::options::HistoryPolicy;
 use super::registry::{attached_elsewhere, normalise, not_found, Entry, Wire};
 use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
-use super::{Agent, LimitExceeded, SessionSetup, Turn};
+use super::{Agent, Restored, SessionSetup, Turn};
 use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
 
@@ -185,8 +184,6 @@ impl<A: Agent> V2Handler<A> {
             mcp_servers: Vec::new(),
             protocol_version: 2,
         };
-        let state = self.agent().restore_session(&setup).await?;
-        reapply_config(self.agent(), &state, &record.config);
         let session = self.new_agent_session(connection, &record.id);
         let updates = kept.history.iter().filter_map(|entry| {
             serde_json::from_str::<SessionUpdate>(&entry.update)
@@ -196,6 +193,20 @@ impl<A: Agent> V2Handler<A> {
                 .ok()
         });
         session.restore(updates);
+        let prompts = session
+            .history()
+            .messages
+            .iter()
+            .filter(|message| message.role == acp_session::v2::Role::User)
+            .count() as u64;
+        let restored = Restored {
+            title: record.title.clone(),
+            created_at: record.created_at,
+            updated_at: record.updated_at,
+            prompts,
+        };
+        let state = self.agent().restore_session(&setup, &restored).await?;
+        reapply_config(self.agent(), &state, &record.config);
         let journal = self.shared.journal(&kept);
         session.set_recorder(Arc::new(V2Recorder(journal.clone())));
         let entry = Entry::new(
@@ -475,18 +486,9 @@ impl<A: Agent> V2Handler<A> {
         if req.prompt.is_empty() {
             return Err(RpcError::invalid_params("`prompt` must not be empty"));
         }
-        let options = &self.shared.options;
-        check_prompt_size(&req.prompt, options.max_prompt_bytes)?;
-        if options.history_policy == HistoryPolicy::Refuse {
-            let actual = session.history_bytes();
-            if actual >= options.history_bytes - options.history_bytes / 4 {
-                return Err(LimitExceeded::HistoryBytes {
-                    max: options.history_bytes,
-                    actual,
-                }
-                .into());
-            }
-        }
+        check_prompt_size(&req.prompt, &self.shared.options, || {
+            (session.history_bytes(), session.history_trimmed())
+        })?;
         self.agent().check_prompt(&entry.state, &req.prompt)?;
         let turn = session.prompt_turn(req.prompt.clone(), cx).await?;
         let message_id = turn.user_message_id().clone();

@@ -8,4 +8,6 @@ mod drafts;
 mod end_to_end;
 mod examples;
 mod fake_v1_agents;
+mod ownership;
+mod persistence;
 mod v2_turns;

@@ -179,6 +179,14 @@ impl AgentSession {
         super::budget::weigh(&lock(&self.inner).history)
     }
 
+    /// `true` once the history's byte limit has let something go (its
+    /// [`HISTORY_LIMIT_COMPACTION`](super::HISTORY_LIMIT_COMPACTION) entry is there, in a
+    /// restored history too).
+    pub fn history_trimmed(&self) -> bool {
+        let id = acp_v2::CompactionId::new(super::HISTORY_LIMIT_COMPACTION);
+        lock(&self.inner).history.compactions.get(&id).is_some()
+    }
+
     /// The number the next generated message id gets (ids are `prefix_N`), for a store to keep.
     pub fn next_message_number(&self) -> u64 {
         self.next_id.load(Ordering::Relaxed)

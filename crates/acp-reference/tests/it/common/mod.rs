@@ -45,6 +45,25 @@ impl RawAgent {
         Self::start(env!("CARGO_BIN_EXE_acp-reference-agent"), &all)
     }
 
+    /// Hangs up (closes the agent's stdin) and waits for the agent to exit.
+    pub async fn close(self) {
+        let Self {
+            mut _child, stdin, ..
+        } = self;
+        drop(stdin);
+        let exited = tokio::time::timeout(PATIENCE, _child.wait()).await;
+        assert!(
+            matches!(exited, Ok(Ok(_))),
+            "the agent did not exit after its stdin closed"
+        );
+    }
+
+    /// Kills the agent (SIGKILL: no chance to finish anything) and waits for it.
+    pub async fn kill(mut self) {
+        let _ = self._child.start_kill();
+        let _ = self._child.wait().await;
+    }
+
     /// The agent's process id.
     pub fn pid(&self) -> u32 {
         self._child.id().expect("the agent runs")
