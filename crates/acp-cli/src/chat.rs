@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use acp_sdk::client::{Event, Protocol, StopReason};
+use acp_sdk::client::{ClientSession, Event, Protocol, StopReason};
 use acp_sdk::{Client, ClientOptions};
 
 use crate::CliError;
@@ -25,6 +25,20 @@ pub struct ChatOptions {
     pub cwd: PathBuf,
     /// Allow what the agent asks permission for (else refuse).
     pub yes: bool,
+    /// Resume this session (with its history) instead of starting one.
+    pub resume: Option<String>,
+}
+
+/// The chat's session: the one `--resume` names, with its history replayed into the state, or
+/// a new one.
+pub async fn open_session(
+    client: &Client,
+    options: &ChatOptions,
+) -> Result<ClientSession, acp_sdk::client::ClientError> {
+    match &options.resume {
+        Some(id) => client.resume_session(id, &options.cwd).await,
+        None => client.new_session(&options.cwd).await,
+    }
 }
 
 /// The exit code for a stop reason: 0 when the agent finished its turn.
@@ -85,11 +99,16 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
             choice.map(|c| c.id.clone())
         });
     let client = connect(options, client_options).await?;
-    let session = match client.new_session(&options.cwd).await {
+    let session = match open_session(&client, options).await {
         Ok(session) => session,
         Err(err) => {
             client.shutdown().await;
-            return Err(CliError::Agent(format!("session/new: {err}")));
+            let method = if options.resume.is_some() {
+                "resuming the session"
+            } else {
+                "session/new"
+            };
+            return Err(CliError::Agent(format!("{method}: {err}")));
         }
     };
     let mut code = 0;

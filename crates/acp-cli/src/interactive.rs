@@ -181,6 +181,8 @@ const HELP: &str = "/help  this list
 /quit  leave (also Ctrl-D, or Ctrl-C twice)
 /auth METHOD  log in with one of the agent's methods
 /set ID VALUE  set a configuration option (mode, model...)
+/sessions  the agent's sessions (those it keeps for you)
+/resume ID  continue one of them here, its history replayed
 /state  the session as folded so far
 Ctrl-C during a turn cancels it.
 Any other line is a prompt; the agent's own slash commands (/name) go to it as prompts.";
@@ -217,7 +219,7 @@ async fn session(
 ) -> Option<ClientSession> {
     if held.is_none() {
         let Some(created) = interrupts
-            .or_interrupt(client.new_session(&options.cwd))
+            .or_interrupt(crate::chat::open_session(client, options))
             .await
         else {
             screen.line("[interrupted]");
@@ -420,6 +422,35 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                     }
                 }
                 _ => screen.line("/set ID VALUE"),
+            },
+            Some("/sessions") => match interrupts.or_interrupt(client.list_sessions(None)).await {
+                Some(Ok(sessions)) if sessions.is_empty() => screen.line("[sessions] none"),
+                Some(Ok(sessions)) => {
+                    for line in crate::sessions::lines(&sessions) {
+                        screen.line(&line);
+                    }
+                }
+                Some(Err(err)) => screen.line(&format!("[error] {err}")),
+                None => screen.line("[interrupted]"),
+            },
+            Some("/resume") => match words.next() {
+                Some(id) => match interrupts
+                    .or_interrupt(client.resume_session(id, &options.cwd))
+                    .await
+                {
+                    Some(Ok(session)) => {
+                        let state = session.state();
+                        screen.line(&format!(
+                            "[resumed] {id}: {} messages, {} tool calls",
+                            state.messages.len(),
+                            state.tool_calls.len()
+                        ));
+                        held = Some(session);
+                    }
+                    Some(Err(err)) => screen.line(&format!("[error] {err}")),
+                    None => screen.line("[interrupted]"),
+                },
+                None => screen.line("/resume ID (see /sessions)"),
             },
             Some("/state") => {
                 if let Some(session) = &held {

@@ -23,6 +23,7 @@ mod interactive;
 mod lint;
 mod proxy;
 mod serve;
+mod sessions;
 mod tap;
 mod transcript;
 
@@ -33,6 +34,15 @@ use acp_sdk::client::Protocol;
 use clap::{Parser, Subcommand};
 
 use crate::classify::Surface;
+
+/// The versions `--protocol` offers.
+fn protocol_of(flag: &str) -> Protocol {
+    match flag {
+        "1" => Protocol::V1,
+        "2" => Protocol::V2,
+        _ => Protocol::Auto,
+    }
+}
 
 /// Why a command failed: one line for the user.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +87,30 @@ enum Command {
         #[arg(long)]
         yes: bool,
         /// A remote agent's endpoint instead of a command: `http://HOST:PORT/acp` (Streamable
-        /// HTTP) or `ws://HOST:PORT/acp` (WebSocket).
+        /// HTTP) or `ws://HOST:PORT/acp` (WebSocket). A bearer token goes in ACP_TOKEN.
+        #[arg(long, value_name = "URL", conflicts_with = "agent")]
+        url: Option<String>,
+        /// Continue this session of the agent's (its history replayed) instead of starting
+        /// one; `acp sessions` lists them.
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+        /// The agent and its arguments.
+        #[arg(last = true, required_unless_present = "url", value_name = "AGENT")]
+        agent: Vec<String>,
+    },
+    /// List the sessions an agent keeps for you (`session/list`), to continue one with
+    /// `acp chat --resume ID`.
+    Sessions {
+        /// Only the sessions of the working directory (`--cwd`, else the current one).
+        #[arg(long)]
+        here: bool,
+        /// The working directory `--here` filters by.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// The versions to offer: auto (v2, v1 when the agent chooses it), 1 or 2.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "1", "2"])]
+        protocol: String,
+        /// A remote agent's endpoint instead of a command (a bearer token goes in ACP_TOKEN).
         #[arg(long, value_name = "URL", conflicts_with = "agent")]
         url: Option<String>,
         /// The agent and its arguments.
@@ -243,6 +276,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             cwd,
             yes,
             url,
+            resume,
             agent,
         } => {
             let cwd = working_directory(cwd)?;
@@ -250,19 +284,34 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 agent,
                 url,
                 prompts,
-                protocol: match protocol.as_str() {
-                    "1" => Protocol::V1,
-                    "2" => Protocol::V2,
-                    _ => Protocol::Auto,
-                },
+                protocol: protocol_of(&protocol),
                 cwd,
                 yes,
+                resume,
             };
             if options.prompts.is_empty() {
                 interactive::run(&options).await
             } else {
                 chat::run(&options).await
             }
+        }
+        Command::Sessions {
+            here,
+            cwd,
+            protocol,
+            url,
+            agent,
+        } => {
+            let options = chat::ChatOptions {
+                agent,
+                url,
+                prompts: Vec::new(),
+                protocol: protocol_of(&protocol),
+                cwd: working_directory(cwd)?,
+                yes: false,
+                resume: None,
+            };
+            sessions::run(&options, here).await
         }
         Command::Serve {
             listen,

@@ -475,3 +475,43 @@ fn serve_makes_a_stdio_agent_remote_and_chat_reaches_it_by_url() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// `acp sessions` lists what an agent on a store keeps, and `acp chat --resume` continues one,
+/// over v1 and v2: the session survives the agent process, which ends with each command.
+#[test]
+fn sessions_are_listed_and_resumed_across_agent_processes() {
+    let agent = reference_agent();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for protocol in ["1", "2"] {
+        let store = dir.path().join(format!("v{protocol}.db"));
+        let store = store.to_string_lossy().into_owned();
+        let run = |args: &[&str]| {
+            let output = Command::new(ACP)
+                .args(args)
+                .args(["--", &agent, "--step-delay-ms=1", "--store", &store])
+                .output()
+                .expect("acp runs");
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(output.status.success(), "{args:?}: {stdout}\n{stderr}");
+            stdout
+        };
+        run(&["chat", "--protocol", protocol, "--prompt", "Remember the word banana"]);
+        let listed = run(&["sessions", "--protocol", protocol]);
+        let line = listed.lines().next().unwrap_or_default();
+        assert!(line.contains("Remember the word banana"), "v{protocol}: {listed}");
+        let id = line.split_whitespace().next().expect("an id");
+        let resumed = run(&[
+            "chat",
+            "--protocol",
+            protocol,
+            "--resume",
+            id,
+            "--prompt",
+            "And again",
+        ]);
+        assert!(resumed.contains("And again"), "v{protocol}: {resumed}");
+        let listed = run(&["sessions", "--protocol", protocol]);
+        assert_eq!(listed.lines().count(), 1, "v{protocol}: one session, continued: {listed}");
+    }
+}

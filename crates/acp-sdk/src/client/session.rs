@@ -49,6 +49,8 @@ pub struct SessionSummary {
     pub cwd: String,
     /// Its title, if it has one.
     pub title: Option<String>,
+    /// When it last changed (ISO 8601), if the agent says.
+    pub updated_at: Option<String>,
 }
 
 /// One session of a [`super::Client`].
@@ -219,6 +221,7 @@ pub(crate) async fn list(
                 id: s.session_id.to_string(),
                 cwd: s.cwd.clone(),
                 title: s.title.as_option().cloned(),
+                updated_at: s.updated_at.as_option().cloned(),
             }));
             response.next_cursor.as_option().cloned()
         } else {
@@ -234,6 +237,7 @@ pub(crate) async fn list(
                 id: s.session_id.to_string(),
                 cwd: s.cwd.as_str().to_owned(),
                 title: s.title.as_option().cloned(),
+                updated_at: s.updated_at.as_option().cloned(),
             }));
             response
                 .next_cursor
