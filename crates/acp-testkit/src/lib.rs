@@ -12,6 +12,8 @@
 //!
 //! Test support may panic: a broken schema file or fixture tree is reported by a panic naming it.
 
+#[cfg(feature = "rpc")]
+pub mod client;
 pub mod fixtures;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;

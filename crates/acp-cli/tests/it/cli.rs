@@ -496,10 +496,19 @@ fn sessions_are_listed_and_resumed_across_agent_processes() {
             assert!(output.status.success(), "{args:?}: {stdout}\n{stderr}");
             stdout
         };
-        run(&["chat", "--protocol", protocol, "--prompt", "Remember the word banana"]);
+        run(&[
+            "chat",
+            "--protocol",
+            protocol,
+            "--prompt",
+            "Remember the word banana",
+        ]);
         let listed = run(&["sessions", "--protocol", protocol]);
         let line = listed.lines().next().unwrap_or_default();
-        assert!(line.contains("Remember the word banana"), "v{protocol}: {listed}");
+        assert!(
+            line.contains("Remember the word banana"),
+            "v{protocol}: {listed}"
+        );
         let id = line.split_whitespace().next().expect("an id");
         let resumed = run(&[
             "chat",
@@ -512,6 +521,10 @@ fn sessions_are_listed_and_resumed_across_agent_processes() {
         ]);
         assert!(resumed.contains("And again"), "v{protocol}: {resumed}");
         let listed = run(&["sessions", "--protocol", protocol]);
-        assert_eq!(listed.lines().count(), 1, "v{protocol}: one session, continued: {listed}");
+        assert_eq!(
+            listed.lines().count(),
+            1,
+            "v{protocol}: one session, continued: {listed}"
+        );
     }
 }

@@ -3,48 +3,9 @@
 //! a cancelled turn, a resume with replay on a new connection) over both profiles, and a v1
 //! drive.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-/// The agent listening on a free loopback port, killed on drop.
-struct ListeningAgent {
-    child: Child,
-    url: String,
-}
-
-impl ListeningAgent {
-    fn start() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_acp-reference-agent"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--no-auth",
-                "--step-delay-ms",
-                "2",
-            ])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the agent starts");
-        let stderr = child.stderr.take().expect("piped");
-        let mut line = String::new();
-        BufReader::new(stderr)
-            .read_line(&mut line)
-            .expect("the agent says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for ListeningAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::common::ListeningAgent;
 
 fn client(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_acp-reference-client"))
@@ -61,7 +22,7 @@ fn client(args: &[&str]) -> (bool, String) {
 
 #[test]
 fn a_full_session_over_streamable_http_and_websocket() {
-    let agent = ListeningAgent::start();
+    let agent = ListeningAgent::start(&["--no-auth", "--step-delay-ms", "2"]);
     let ws = agent.url.replace("http://", "ws://");
     for url in [agent.url.as_str(), ws.as_str()] {
         let (ok, out) = client(&["--self-test", "--url", url, "--cancel-after-ms", "300"]);
@@ -83,7 +44,7 @@ fn a_full_session_over_streamable_http_and_websocket() {
 
 #[test]
 fn a_v1_client_drives_the_remote_agent() {
-    let agent = ListeningAgent::start();
+    let agent = ListeningAgent::start(&["--no-auth", "--step-delay-ms", "2"]);
     let ws = agent.url.replace("http://", "ws://");
     for url in [agent.url.as_str(), ws.as_str()] {
         let (ok, out) = client(&[

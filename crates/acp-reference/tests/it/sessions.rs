@@ -5,15 +5,11 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 
-use acp_rpc::message::{Notification, Request};
-use acp_rpc::{negotiate, Connection, ConnectionOptions, Handler, RequestContext, RpcError};
-use common::{cwd, prompt, RawAgent};
-use serde_json::value::RawValue;
+use acp_testkit::client::RawClient;
+use common::{cwd, prompt, ListeningAgent, RawAgent};
 use serde_json::{json, Value};
 
 const ALICE: &str = "a11ce0000000000000000000000000aa";
@@ -27,124 +23,15 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The agent listening on a free loopback port with `tokens`, killed on drop.
-struct Listening {
-    child: Child,
-    url: String,
-}
-
-impl Listening {
-    fn start(token_file: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_acp-reference-agent"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--step-delay-ms",
-                "1",
-                "--token-file",
-            ])
-            .arg(token_file)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the agent starts");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().expect("piped"))
-            .read_line(&mut line)
-            .expect("the agent says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A client that keeps every notification and allows what it is asked.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Value>>>);
-
-impl Recorder {
-    fn take(&self) -> Vec<Value> {
-        std::mem::take(&mut *self.0.lock().expect("lock"))
-    }
-
-    async fn until_idle(&self) {
-        for _ in 0..500 {
-            let idle = self.0.lock().expect("lock").iter().any(|u| {
-                u["update"]["sessionUpdate"] == "state_update" && u["update"]["state"] == "idle"
-            });
-            if idle {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        panic!("no idle");
-    }
-}
-
-impl Handler for Recorder {
-    async fn handle_request(
-        &self,
-        request: Request,
-        _cx: RequestContext,
-    ) -> Result<Box<RawValue>, RpcError> {
-        if request.method == "session/request_permission" {
-            let params: Value = request.params_as().unwrap_or_default();
-            let option = params["options"][0]["optionId"].clone();
-            return acp_rpc::result(
-                &json!({"outcome": {"outcome": "selected", "optionId": option}}),
-            );
-        }
-        Err(RpcError::method_not_found(&request.method))
-    }
-
-    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
-        if let Ok(params) = notification.params_as::<Value>() {
-            self.0.lock().expect("lock").push(params);
-        }
-    }
-}
-
 /// A v2 connection to `url` with `token`.
-async fn remote(url: &str, token: &str) -> (Connection, Recorder) {
+async fn remote(url: &str, token: &str) -> RawClient {
     let options = acp_http::client::ClientOptions::default()
         .bearer_token(token)
         .expect("a header");
     let agent = acp_http::client::connect(url, options)
         .await
         .expect("connects");
-    let recorder = Recorder::default();
-    let (connection, _task) = Connection::spawn(
-        agent.reader,
-        agent.writer,
-        recorder.clone(),
-        ConnectionOptions::default(),
-    );
-    let hello = acp_v2::InitializeRequest::new(2, acp_v2::Implementation::new("probe", "0"));
-    negotiate::initialize(&connection, hello)
-        .await
-        .expect("initialize");
-    (connection, recorder)
-}
-
-async fn call(connection: &Connection, method: &str, params: Value) -> Value {
-    let params = RawValue::from_string(params.to_string()).expect("json");
-    match connection
-        .request_raw(method, Some(params), Default::default())
-        .await
-    {
-        Ok(result) => json!({"result": serde_json::from_str::<Value>(result.get()).expect("json")}),
-        Err(acp_rpc::Error::Rpc(err)) => json!({"error": err}),
-        Err(other) => panic!("{method}: {other}"),
-    }
+    RawClient::connect(agent.reader, agent.writer, 2).await
 }
 
 /// A POST of `initialize` with `authorization` (if any), as raw HTTP: status line and body.
@@ -184,7 +71,8 @@ async fn a_second_principal_cannot_touch_or_see_the_firsts_session_over_http_and
         format!("# who token\nalice {ALICE}\nbob   {BOB}\n"),
     )
     .expect("tokens");
-    let agent = Listening::start(&tokens);
+    let tokens = tokens.to_string_lossy().into_owned();
+    let agent = ListeningAgent::start(&["--step-delay-ms", "1", "--token-file", &tokens]);
 
     // No token, or a wrong one: 401 with a JSON-RPC error body.
     for authorization in [
@@ -200,17 +88,19 @@ async fn a_second_principal_cannot_touch_or_see_the_firsts_session_over_http_and
 
     let ws = agent.url.replace("http://", "ws://");
     for (url, other) in [(&agent.url, &ws), (&ws, &agent.url)] {
-        let (alice, alice_updates) = remote(url, ALICE).await;
-        let created = call(&alice, "session/new", json!({"cwd": cwd()})).await;
+        let alice = remote(url, ALICE).await;
+        let created = alice.call("session/new", json!({"cwd": cwd()})).await;
         let session = created["result"]["sessionId"]
             .as_str()
             .expect("id")
             .to_owned();
-        call(&alice, "session/prompt", prompt(&session, "hello")).await;
-        alice_updates.until_idle().await;
+        alice
+            .call("session/prompt", prompt(&session, "hello"))
+            .await;
+        alice.until_idle().await;
 
-        let (bob, bob_updates) = remote(url, BOB).await;
-        let listed = call(&bob, "session/list", json!({})).await;
+        let bob = remote(url, BOB).await;
+        let listed = bob.call("session/list", json!({})).await;
         assert_eq!(listed["result"]["sessions"], json!([]), "over {url}");
         let missing = "00000000-0000-4000-8000-000000000000";
         for (method, params) in [
@@ -239,11 +129,13 @@ async fn a_second_principal_cannot_touch_or_see_the_firsts_session_over_http_and
             let ask = |id: &str| {
                 serde_json::from_str::<Value>(&params.to_string().replace("{S}", id)).expect("json")
             };
-            let theirs = call(&bob, method, ask(&session))
+            let theirs = bob
+                .call(method, ask(&session))
                 .await
                 .to_string()
                 .replace(&session, "{S}");
-            let none = call(&bob, method, ask(missing))
+            let none = bob
+                .call(method, ask(missing))
                 .await
                 .to_string()
                 .replace(missing, "{S}");
@@ -252,15 +144,10 @@ async fn a_second_principal_cannot_touch_or_see_the_firsts_session_over_http_and
                 "over {url}, {method}: another's session answers differently"
             );
         }
-        bob.notify_raw(
-            "session/cancel",
-            RawValue::from_string(json!({"sessionId": session}).to_string()).ok(),
-        )
-        .await
-        .expect("sent");
+        bob.notify("session/cancel", json!({"sessionId": session}))
+            .await;
         assert!(
-            bob_updates
-                .take()
+            bob.take()
                 .iter()
                 .all(|u| u["sessionId"] != session.as_str()),
             "over {url}: bob got alice's updates"
@@ -268,25 +155,27 @@ async fn a_second_principal_cannot_touch_or_see_the_firsts_session_over_http_and
 
         // The owner, from a new connection over the other profile: listed, resumed, and the
         // old connection is detached.
-        let (again, again_updates) = remote(other, ALICE).await;
-        let listed = call(&again, "session/list", json!({})).await;
+        let again = remote(other, ALICE).await;
+        let listed = again.call("session/list", json!({})).await;
         assert!(listed.to_string().contains(&session), "{listed}");
-        let resumed = call(
-            &again,
-            "session/resume",
-            json!({"sessionId": session, "cwd": cwd(), "replayFrom": {"type": "start"}}),
-        )
-        .await;
+        let resumed = again
+            .call(
+                "session/resume",
+                json!({"sessionId": session, "cwd": cwd(), "replayFrom": {"type": "start"}}),
+            )
+            .await;
         assert!(resumed.get("result").is_some(), "{resumed}");
-        assert!(!again_updates.take().is_empty());
-        let old = call(&alice, "session/prompt", prompt(&session, "x")).await;
+        assert!(!again.take().is_empty());
+        let old = alice.call("session/prompt", prompt(&session, "x")).await;
         assert_eq!(
             old["error"]["data"]["reason"], "attached_elsewhere",
             "{old}"
         );
-        let deleted = call(&again, "session/delete", json!({"sessionId": session})).await;
+        let deleted = again
+            .call("session/delete", json!({"sessionId": session}))
+            .await;
         assert!(deleted.get("result").is_some());
-        let listed = call(&again, "session/list", json!({})).await;
+        let listed = again.call("session/list", json!({})).await;
         assert!(!listed.to_string().contains(&session), "{listed}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -20,9 +20,10 @@ pub enum HistoryPolicy {
     /// so: the session goes on.
     #[default]
     LetOldestGo,
-    /// New prompts are refused with [`LimitExceeded::HistoryBytes`](super::LimitExceeded)
-    /// once the history is full (a turn under way still ends; memory stays bounded because its
-    /// oldest content goes as above).
+    /// A prompt is refused with [`LimitExceeded::HistoryBytes`](super::LimitExceeded) when it
+    /// would take the history past its limit, or when the history has let something go already
+    /// (a turn under way still ends; memory stays bounded because its oldest content goes as
+    /// above).
     Refuse,
 }
 

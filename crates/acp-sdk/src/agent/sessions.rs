@@ -36,6 +36,50 @@ pub(crate) struct Kept {
     pub(crate) history: Vec<HistoryEntry>,
 }
 
+impl Kept {
+    /// The session's setup as created, for [`Agent::restore_session`] (no MCP servers: a client
+    /// gives them again when it resumes).
+    pub(crate) fn setup(&self) -> super::SessionSetup {
+        let record = &self.record;
+        super::SessionSetup {
+            session_id: record.id.clone(),
+            cwd: std::path::PathBuf::from(&record.cwd),
+            additional_directories: record
+                .additional_directories
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+            mcp_servers: Vec::new(),
+            protocol_version: record.protocol_version,
+        }
+    }
+
+    /// What the store knew, with the prompts the rebuilt history holds.
+    pub(crate) fn restored(&self, prompts: u64) -> super::Restored {
+        super::Restored {
+            title: self.record.title.clone(),
+            created_at: self.record.created_at,
+            updated_at: self.record.updated_at,
+            prompts,
+        }
+    }
+
+    /// The history's updates decoded as `T` (the session's version), each with its turn; one
+    /// that does not decode is skipped with a diagnostic.
+    pub(crate) fn updates<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> impl Iterator<Item = (u64, T)> + '_ {
+        self.history.iter().filter_map(|entry| {
+            serde_json::from_str::<T>(&entry.update)
+                .map(|update| (entry.turn, update))
+                .map_err(|err| {
+                    tracing::warn!(session = %self.record.id, %err, "a kept update does not decode: skipped")
+                })
+                .ok()
+        })
+    }
+}
+
 impl<A: Agent> Shared<A> {
     /// The registry of protocol `version` (1 or 2).
     pub(crate) fn registry(&self, version: u16) -> &Registry<A::Session> {

@@ -35,7 +35,7 @@ use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
 use super::v1_history::V1History;
 use super::v2::set_checked;
-use super::{Agent, Restored, SessionSetup, Turn};
+use super::{Agent, SessionSetup, Turn};
 use crate::content::v1_to_v2;
 use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
@@ -201,39 +201,17 @@ impl<A: Agent> V1Handler<A> {
         connection: &Connection,
     ) -> Result<Arc<Entry<A::Session>>, RpcError> {
         let record = &kept.record;
-        let setup = SessionSetup {
-            session_id: record.id.clone(),
-            cwd: PathBuf::from(&record.cwd),
-            additional_directories: record
-                .additional_directories
-                .iter()
-                .map(PathBuf::from)
-                .collect(),
-            mcp_servers: Vec::new(),
-            protocol_version: 1,
-        };
-        let entries = kept.history.iter().filter_map(|entry| {
-            serde_json::from_str::<SessionUpdate>(&entry.update)
-                .map(|update| (entry.turn, update))
-                .map_err(|err| {
-                    tracing::warn!(session = %record.id, %err, "a kept update does not decode: skipped")
-                })
-                .ok()
-        });
         let options = &self.shared.options;
         let mut history = V1History::restored(
             options.v1_history_limit,
             options.history_bytes,
             &record.extra,
-            entries,
+            kept.updates::<SessionUpdate>(),
         );
-        let restored = Restored {
-            title: record.title.clone(),
-            created_at: record.created_at,
-            updated_at: record.updated_at,
-            prompts: history.turns_begun(),
-        };
-        let state = self.agent().restore_session(&setup, &restored).await?;
+        let state = self
+            .agent()
+            .restore_session(&kept.setup(), &kept.restored(history.turns_begun()))
+            .await?;
         reapply_config(self.agent(), &state, &record.config);
         let journal = self.shared.journal(&kept);
         history.set_journal(journal.clone());

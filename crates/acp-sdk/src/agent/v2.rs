@@ -31,7 +31,7 @@ use super::journal::{Journal, V2Recorder};
 use super::registry::{attached_elsewhere, normalise, not_found, Entry, Wire};
 use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
-use super::{Agent, Restored, SessionSetup, Turn};
+use super::{Agent, SessionSetup, Turn};
 use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
 
@@ -173,39 +173,18 @@ impl<A: Agent> V2Handler<A> {
         connection: &Connection,
     ) -> Result<Arc<Entry<A::Session>>, RpcError> {
         let record = &kept.record;
-        let setup = SessionSetup {
-            session_id: record.id.clone(),
-            cwd: PathBuf::from(&record.cwd),
-            additional_directories: record
-                .additional_directories
-                .iter()
-                .map(PathBuf::from)
-                .collect(),
-            mcp_servers: Vec::new(),
-            protocol_version: 2,
-        };
         let session = self.new_agent_session(connection, &record.id);
-        let updates = kept.history.iter().filter_map(|entry| {
-            serde_json::from_str::<SessionUpdate>(&entry.update)
-                .map_err(|err| {
-                    tracing::warn!(session = %record.id, %err, "a kept update does not decode: skipped")
-                })
-                .ok()
-        });
-        session.restore(updates);
+        session.restore(kept.updates::<SessionUpdate>().map(|(_, update)| update));
         let prompts = session
             .history()
             .messages
             .iter()
             .filter(|message| message.role == acp_session::v2::Role::User)
             .count() as u64;
-        let restored = Restored {
-            title: record.title.clone(),
-            created_at: record.created_at,
-            updated_at: record.updated_at,
-            prompts,
-        };
-        let state = self.agent().restore_session(&setup, &restored).await?;
+        let state = self
+            .agent()
+            .restore_session(&kept.setup(), &kept.restored(prompts))
+            .await?;
         reapply_config(self.agent(), &state, &record.config);
         let journal = self.shared.journal(&kept);
         session.set_recorder(Arc::new(V2Recorder(journal.clone())));
@@ -572,15 +551,18 @@ async fn compact_if_large<A: Agent>(shared: &Shared<A>, entry: &Entry<A::Session
     if entry.journal.stored_bytes() <= threshold {
         return;
     }
-    let Wire::V2(session) = &entry.wire else {
-        return;
-    };
-    let entries = acp_session::v2::replay::replay(&session.history())
+    if let Wire::V2(session) = &entry.wire {
+        entry.journal.compact(replay_entries(session)).await;
+    }
+}
+
+/// A session's compact replay as a store's history: what a compaction or a fork writes.
+pub(super) fn replay_entries(session: &AgentSession) -> Vec<crate::store::HistoryEntry> {
+    acp_session::v2::replay::replay(&session.history())
         .iter()
         .filter_map(|update| serde_json::to_string(update).ok())
         .map(|json| crate::store::HistoryEntry::new(0, json))
-        .collect();
-    entry.journal.compact(entries).await;
+        .collect()
 }
 
 /// The error stop reason of a turn that failed with `err`.

@@ -4,82 +4,23 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
-
-use acp_rpc::message::{Notification, Request};
-use acp_rpc::negotiate;
-use acp_rpc::{Connection, ConnectionOptions, Handler, Principal, RequestContext, RpcError};
+use acp_rpc::RpcError;
 use acp_sdk::agent::{HistoryPolicy, ServerOptions};
 use acp_sdk::Server;
+use acp_testkit::client::RawClient;
 use common::Scripted;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
-
-/// A client that keeps every notification's params and allows what is asked.
-#[derive(Clone, Default)]
-struct Client(Arc<Mutex<Vec<Value>>>);
-
-impl Client {
-    fn take(&self) -> Vec<Value> {
-        std::mem::take(&mut *self.0.lock().expect("lock"))
-    }
-}
-
-impl Handler for Client {
-    async fn handle_request(
-        &self,
-        request: Request,
-        _cx: RequestContext,
-    ) -> Result<Box<RawValue>, RpcError> {
-        if request.method == "session/request_permission" {
-            let params: Value = request.params_as().unwrap_or_default();
-            let option = params["options"][0]["optionId"].clone();
-            return acp_rpc::result(
-                &json!({"outcome": {"outcome": "selected", "optionId": option}}),
-            );
-        }
-        Err(RpcError::method_not_found(&request.method))
-    }
-
-    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
-        if let Ok(params) = notification.params_as::<Value>() {
-            self.0.lock().expect("lock").push(params);
-        }
-    }
-}
-
-async fn connect(server: &Server<Scripted>, principal: &str, version: u16) -> (Connection, Client) {
-    let (client_io, agent_io) = tokio::io::duplex(1 << 20);
-    let (read, write) = tokio::io::split(agent_io);
-    server.connect_as(Principal::new(principal), read, write);
-    let (read, write) = tokio::io::split(client_io);
-    let client = Client::default();
-    let (connection, _task) =
-        Connection::spawn(read, write, client.clone(), ConnectionOptions::default());
-    if version == 2 {
-        let hello = acp_v2::InitializeRequest::new(2, acp_v2::Implementation::new("t", "0"));
-        negotiate::initialize(&connection, hello).await.expect("v2");
-    } else {
-        negotiate::initialize(&connection, acp_v1::InitializeRequest::new(1))
-            .await
-            .expect("v1");
-    }
-    (connection, client)
-}
 
 fn cwd() -> String {
     std::env::temp_dir().to_string_lossy().into_owned()
 }
 
-async fn call(connection: &Connection, method: &str, params: Value) -> Result<Value, RpcError> {
-    let params = RawValue::from_string(params.to_string()).expect("json");
-    match connection
-        .request_raw(method, Some(params), Default::default())
-        .await
-    {
-        Ok(result) => Ok(serde_json::from_str(result.get()).expect("json")),
-        Err(acp_rpc::Error::Rpc(err)) => Err(err),
-        Err(other) => panic!("{method}: {other}"),
+/// The result of `method`, or its error.
+async fn call(client: &RawClient, method: &str, params: Value) -> Result<Value, RpcError> {
+    let answer = client.call(method, params).await;
+    match answer.get("error") {
+        Some(error) => Err(serde_json::from_value(error.clone()).expect("an error")),
+        None => Ok(answer["result"].clone()),
     }
 }
 
@@ -88,24 +29,24 @@ fn text(text: &str) -> Value {
 }
 
 /// Prompts a v2 session and waits for the idle that ends the turn.
-async fn prompt_v2(connection: &Connection, client: &Client, session: &str, words: &str) {
+async fn prompt_v2(client: &RawClient, session: &str, words: &str) {
     call(
-        connection,
+        client,
         "session/prompt",
         json!({"sessionId": session, "prompt": text(words)}),
     )
     .await
     .expect("session/prompt");
-    prompt_done(client).await;
+    client.until_idle().await;
 }
 
 /// What a fresh connection of `owner` is replayed: v2 `session/resume` from the start, v1
 /// `session/load`.
 async fn replay(server: &Server<Scripted>, owner: &str, version: u16, session: &str) -> Vec<Value> {
-    let (connection, client) = connect(server, owner, version).await;
+    let client = common::connect_as(server, owner, version).await;
     if version == 2 {
         call(
-            &connection,
+            &client,
             "session/resume",
             json!({"sessionId": session, "cwd": cwd(), "replayFrom": {"type": "start"}}),
         )
@@ -113,7 +54,7 @@ async fn replay(server: &Server<Scripted>, owner: &str, version: u16, session: &
         .expect("session/resume");
     } else {
         call(
-            &connection,
+            &client,
             "session/load",
             json!({"sessionId": session, "cwd": cwd(), "mcpServers": []}),
         )
@@ -139,15 +80,15 @@ async fn sessions_survive_a_restart_and_replay_as_before() {
     };
     let (v2_session, v1_session, v2_before, v1_before) = {
         let server = Server::with_options(Scripted, options());
-        let (v2, v2_client) = connect(&server, "alice", 2).await;
+        let v2 = common::connect_as(&server, "alice", 2).await;
         let v2_session = call(&v2, "session/new", json!({"cwd": cwd()}))
             .await
             .expect("new")["sessionId"]
             .as_str()
             .expect("id")
             .to_owned();
-        prompt_v2(&v2, &v2_client, &v2_session, "hello").await;
-        prompt_v2(&v2, &v2_client, &v2_session, "tool and plan").await;
+        prompt_v2(&v2, &v2_session, "hello").await;
+        prompt_v2(&v2, &v2_session, "tool and plan").await;
         call(
             &v2,
             "session/set_config_option",
@@ -155,7 +96,7 @@ async fn sessions_survive_a_restart_and_replay_as_before() {
         )
         .await
         .expect("set mode");
-        let (v1, _) = connect(&server, "alice", 1).await;
+        let v1 = common::connect_as(&server, "alice", 1).await;
         let v1_session = call(&v1, "session/new", json!({"cwd": cwd(), "mcpServers": []}))
             .await
             .expect("new")["sessionId"]
@@ -178,15 +119,15 @@ async fn sessions_survive_a_restart_and_replay_as_before() {
 
     // A new server on the same file: listed, replayed the same, and it goes on.
     let server = Server::with_options(Scripted, options());
-    let (v2, v2_client) = connect(&server, "alice", 2).await;
+    let v2 = common::connect_as(&server, "alice", 2).await;
     let listed = call(&v2, "session/list", json!({})).await.expect("list");
     assert_eq!(listed["sessions"][0]["sessionId"], v2_session.as_str());
     assert!(listed["sessions"][0]["updatedAt"].is_string());
-    let (v1, _) = connect(&server, "alice", 1).await;
+    let v1 = common::connect_as(&server, "alice", 1).await;
     let listed = call(&v1, "session/list", json!({})).await.expect("list");
     assert_eq!(listed["sessions"][0]["sessionId"], v1_session.as_str());
     // Nobody else sees them.
-    let (bob, _) = connect(&server, "bob", 2).await;
+    let bob = common::connect_as(&server, "bob", 2).await;
     let listed = call(&bob, "session/list", json!({})).await.expect("list");
     assert_eq!(listed["sessions"], json!([]));
 
@@ -200,8 +141,8 @@ async fn sessions_survive_a_restart_and_replay_as_before() {
     )
     .await
     .expect("resume");
-    v2_client.take();
-    prompt_v2(&v2, &v2_client, &v2_session, "and then").await;
+    v2.take();
+    prompt_v2(&v2, &v2_session, "and then").await;
     let after = replay(&server, "alice", 2, &v2_session).await;
     let users = after
         .iter()
@@ -228,7 +169,7 @@ async fn limits_are_typed_errors_that_name_them() {
         .max_prompt_bytes(1_000)
         .max_sessions_per_principal(2);
     let server = Server::with_options(Scripted, options);
-    let (v2, _) = connect(&server, "alice", 2).await;
+    let v2 = common::connect_as(&server, "alice", 2).await;
     let session = call(&v2, "session/new", json!({"cwd": cwd()}))
         .await
         .expect("new")["sessionId"]
@@ -255,7 +196,7 @@ async fn limits_are_typed_errors_that_name_them() {
         .expect_err("a third is too many");
     assert_eq!(err.data.expect("data")["limit"], "maxSessionsPerPrincipal");
     // Another principal has room of its own.
-    let (bob, _) = connect(&server, "bob", 2).await;
+    let bob = common::connect_as(&server, "bob", 2).await;
     call(&bob, "session/new", json!({"cwd": cwd()}))
         .await
         .expect("bob's first");
@@ -268,7 +209,7 @@ async fn a_full_history_lets_its_oldest_go_with_a_marker_or_refuses() {
             .history_bytes(40_000)
             .history_policy(policy);
         let server = Server::with_options(Scripted, options);
-        let (v2, client) = connect(&server, "alice", 2).await;
+        let v2 = common::connect_as(&server, "alice", 2).await;
         let session = call(&v2, "session/new", json!({"cwd": cwd()}))
             .await
             .expect("new")["sessionId"]
@@ -285,7 +226,9 @@ async fn a_full_history_lets_its_oldest_go_with_a_marker_or_refuses() {
             )
             .await
             {
-                Ok(_) => prompt_done(&client).await,
+                Ok(_) => {
+                    v2.until_idle().await;
+                }
                 Err(err) => {
                     refused = Some(err);
                     break;
@@ -310,19 +253,4 @@ async fn a_full_history_lets_its_oldest_go_with_a_marker_or_refuses() {
             }
         }
     }
-}
-
-/// Waits for the running turn's idle.
-async fn prompt_done(client: &Client) {
-    for _ in 0..200 {
-        let idle = client.0.lock().expect("lock").iter().any(|u| {
-            u["update"]["sessionUpdate"] == "state_update" && u["update"]["state"] == "idle"
-        });
-        if idle {
-            client.take();
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("the turn did not end");
 }

@@ -351,3 +351,41 @@ pub fn answer_to(messages: &[Value], id: u64) -> Option<&Value> {
         .iter()
         .find(|m| m.get("method").is_none() && m["id"] == json!(id))
 }
+
+/// The agent listening on a free loopback port (`--listen 127.0.0.1:0` and `args`), killed on
+/// drop.
+pub struct ListeningAgent {
+    child: std::process::Child,
+    /// Its endpoint, `http://127.0.0.1:PORT/acp`.
+    pub url: String,
+}
+
+impl ListeningAgent {
+    pub fn start(args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_acp-reference-agent"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the agent starts");
+        let stderr = child.stderr.take().expect("piped");
+        let mut line = String::new();
+        std::io::BufReader::new(stderr)
+            .read_line(&mut line)
+            .expect("the agent says where it listens");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for ListeningAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

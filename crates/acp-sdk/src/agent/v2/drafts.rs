@@ -59,12 +59,7 @@ impl<A: Agent> V2Handler<A> {
             .await?;
         // The fork's history starts as the copy: kept whole in the store, as its first entries.
         if let Wire::V2(forked) = &entry.wire {
-            let entries = acp_session::v2::replay::replay(&forked.history())
-                .iter()
-                .filter_map(|update| serde_json::to_string(update).ok())
-                .map(|json| crate::store::HistoryEntry::new(0, json))
-                .collect();
-            entry.journal.compact(entries).await;
+            entry.journal.compact(super::replay_entries(forked)).await;
         }
         let response = opened!(self, entry, ForkSessionResponse::new(entry.id.as_str()));
         acp_rpc::result(&response)

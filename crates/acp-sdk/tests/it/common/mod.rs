@@ -108,3 +108,17 @@ impl Agent for Scripted {
         Ok(())
     }
 }
+
+/// A connection of `principal` to `server` over an in-memory pipe, as a raw client initialized
+/// at `version`.
+pub async fn connect_as(
+    server: &acp_sdk::Server<Scripted>,
+    principal: &str,
+    version: u16,
+) -> acp_testkit::client::RawClient {
+    let (client_io, agent_io) = tokio::io::duplex(1 << 20);
+    let (read, write) = tokio::io::split(agent_io);
+    server.connect_as(acp_sdk::Principal::new(principal), read, write);
+    let (read, write) = tokio::io::split(client_io);
+    acp_testkit::client::RawClient::connect(read, write, version).await
+}
