@@ -1,8 +1,10 @@
 //! `cargo xtask msrv [--check]`: each workspace crate's `rust-version` against what it compiles.
 //!
 //! A crate's minimum supported Rust version cannot be lower than that of any crate it builds:
-//! its normal and build dependencies, transitively, on every platform and with every feature
-//! (so `cargo metadata --all-features` of the locked graph). Dev-dependencies do not count (a
+//! its normal and build dependencies, transitively, with every feature, on the platforms we
+//! support ([`PLATFORMS`]: Linux, macOS and Windows; so `cargo metadata --all-features
+//! --filter-platform ...` of the locked graph). A dependency only another target pulls in (a
+//! WASI shim, say) does not count. Dev-dependencies do not count (a
 //! user of the crate never builds them). The command prints, per workspace crate, the declared
 //! `rust-version`, the highest one among its dependencies and the dependency that sets it;
 //! `--check` fails when a declared version is lower, or missing on a publishable crate, so a
@@ -16,6 +18,14 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+
+/// The targets whose dependency graphs decide a crate's `rust-version`.
+pub const PLATFORMS: [&str; 4] = [
+    "x86_64-unknown-linux-gnu",
+    "aarch64-unknown-linux-gnu",
+    "aarch64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+];
 
 /// A `major.minor.patch` version, missing parts `0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -77,14 +87,18 @@ pub type Need = (RustVersion, String);
 /// Reads `cargo metadata` of the workspace at `root` and finds each member's needs, and the
 /// workspace's with its dev-dependencies.
 pub fn findings(root: &Path) -> Result<(Vec<Finding>, Option<Need>), String> {
-    let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--all-features",
-            "--locked",
-        ])
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--all-features",
+        "--locked",
+    ]);
+    for platform in PLATFORMS {
+        command.args(["--filter-platform", platform]);
+    }
+    let output = command
         .current_dir(root)
         .output()
         .map_err(|err| format!("cargo metadata: {err}"))?;
