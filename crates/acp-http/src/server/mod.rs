@@ -21,7 +21,7 @@ mod registry;
 mod stream;
 mod ws;
 
-pub use agent::{AgentFactory, AgentIo, ProcessAgent};
+pub use agent::{AgentFactory, AgentIo, ProcessAgent, PRINCIPAL_ENV};
 pub use auth::{AuthError, Credentials, Tokens};
 pub use options::{Authorize, ServerOptions};
 
