@@ -52,11 +52,34 @@ pub fn exit_code(reason: &StopReason) -> i32 {
     }
 }
 
-/// Starts the agent after `--`, or connects to the one at `--url`.
+/// How long the end of a remote connection (its `DELETE` or close frame) may take at exit.
+const REMOTE_CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The agent the CLI talks to: the SDK client, and for a remote agent the transport's task,
+/// which says goodbye to the server (a `DELETE`, a close frame) after the client shuts down.
+pub struct Connected {
+    /// The SDK client.
+    pub client: Client,
+    transport: Option<tokio::task::JoinHandle<Result<(), acp_http::client::ClientError>>>,
+}
+
+impl Connected {
+    /// Stops a spawned agent (stdin closed, then its group signalled), or ends a remote
+    /// connection and waits, up to [`REMOTE_CLOSE_BOUND`], for the server to hear it: a process
+    /// that exits first would leave the server's agent running until the connection times out.
+    pub async fn shutdown(self) {
+        self.client.shutdown().await;
+        if let Some(transport) = self.transport {
+            let _ = tokio::time::timeout(REMOTE_CLOSE_BOUND, transport).await;
+        }
+    }
+}
+
+/// Starts the agent (or connects to its `--url`) and initializes it.
 pub async fn connect(
     options: &ChatOptions,
     client_options: ClientOptions,
-) -> Result<Client, CliError> {
+) -> Result<Connected, CliError> {
     if let Some(url) = &options.url {
         let remote = acp_http::client::connect(
             url,
@@ -66,9 +89,13 @@ pub async fn connect(
         )
         .await
         .map_err(|err| CliError::Agent(err.to_string()))?;
-        return Client::connect(remote.reader, remote.writer, client_options)
+        let client = Client::connect(remote.reader, remote.writer, client_options)
             .await
-            .map_err(|err| CliError::Agent(err.to_string()));
+            .map_err(|err| CliError::Agent(err.to_string()))?;
+        return Ok(Connected {
+            client,
+            transport: Some(remote.transport),
+        });
     }
     let Some((program, args)) = options.agent.split_first() else {
         return Err(CliError::Usage(
@@ -77,9 +104,13 @@ pub async fn connect(
     };
     let mut command = tokio::process::Command::new(program);
     command.args(args);
-    Client::spawn(command, client_options)
+    let client = Client::spawn(command, client_options)
         .await
-        .map_err(|err| CliError::Agent(err.to_string()))
+        .map_err(|err| CliError::Agent(err.to_string()))?;
+    Ok(Connected {
+        client,
+        transport: None,
+    })
 }
 
 /// Runs the prompts; returns the exit code of the last turn.
@@ -91,18 +122,32 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
         .on_permission(move |request| async move {
             let kind = if yes { "allow" } else { "reject" };
             let choice = request.options.iter().find(|c| c.kind.starts_with(kind));
-            eprintln!(
+            note!(
                 "[permission] {} → {}",
                 request.title,
                 choice.map_or("dismissed", |c| c.name.as_str())
             );
             choice.map(|c| c.id.clone())
         });
-    let client = connect(options, client_options).await?;
-    let session = match open_session(&client, options).await {
+    let connected = connect(options, client_options).await?;
+    let client = &connected.client;
+    let signals = acp_rpc::process::termination()
+        .map_err(|err| CliError::Io(format!("listening for signals: {err}")))?;
+    // A signal ends the chat as the end of the prompts does: the agent is stopped (its stdin
+    // closed, then its group signalled), and the exit status is 128 + the signal.
+    let result = tokio::select! {
+        result = prompts(client, options) => result,
+        signal = signals => Ok(signal.exit_code()),
+    };
+    connected.shutdown().await;
+    result
+}
+
+/// Opens the session and runs the prompts; the exit code of the last turn.
+async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError> {
+    let session = match open_session(client, options).await {
         Ok(session) => session,
         Err(err) => {
-            client.shutdown().await;
             let method = if options.resume.is_some() {
                 "resuming the session"
             } else {
@@ -124,25 +169,21 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                     let _ = write!(stdout, "{text}");
                     let _ = stdout.flush();
                 }
-                Event::ToolCall { title, status, .. } => eprintln!("[tool] {title}: {status:?}"),
+                Event::ToolCall { title, status, .. } => note!("[tool] {title}: {status:?}"),
                 Event::Plan(steps) => {
                     for (step, status) in steps {
-                        eprintln!("[plan] {step}: {status:?}");
+                        note!("[plan] {step}: {status:?}");
                     }
                 }
-                Event::Problem(problem) => eprintln!("[problem] {problem}"),
+                Event::Problem(problem) => note!("[problem] {problem}"),
                 _ => {}
             }
         }
         let _ = writeln!(stdout);
         match turn.outcome().await {
             Ok(outcome) => code = exit_code(&outcome.stop_reason),
-            Err(err) => {
-                client.shutdown().await;
-                return Err(CliError::Agent(format!("session/prompt: {err}")));
-            }
+            Err(err) => return Err(CliError::Agent(format!("session/prompt: {err}"))),
         }
     }
-    client.shutdown().await;
     Ok(code)
 }

@@ -363,7 +363,21 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                 ask(&input, request).await
             }
         });
-    let client = crate::chat::connect(options, client_options).await?;
+    let connected = crate::chat::connect(options, client_options).await?;
+    let quit = acp_rpc::process::termination_but_interrupt()
+        .map_err(|err| CliError::Io(format!("listening for signals: {err}")))?;
+    // SIGTERM or SIGHUP (the terminal closed) ends the chat as /quit does: the agent is stopped
+    // (its stdin closed, then its group signalled); the exit status is 128 + the signal.
+    let code = tokio::select! {
+        result = chat(&connected.client, options, &input) => result?,
+        signal = quit => signal.exit_code(),
+    };
+    connected.shutdown().await;
+    Ok(code)
+}
+
+/// The conversation, until /quit, Ctrl-D or a second Ctrl-C.
+async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i32, CliError> {
     let mut screen = Screen {
         tty: std::io::stdout().is_terminal(),
         tool_line: None,
@@ -411,7 +425,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
             },
             Some("/set") => match (words.next(), words.next()) {
                 (Some(id), Some(value)) => {
-                    let opened = session(&client, &mut held, options, &mut screen, &mut interrupts);
+                    let opened = session(client, &mut held, options, &mut screen, &mut interrupts);
                     if let Some(session) = opened.await {
                         let set = session.set_config_option(id, value);
                         match interrupts.or_interrupt(set).await {
@@ -465,7 +479,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
                 }
             }
             Some(_) => {
-                let opened = session(&client, &mut held, options, &mut screen, &mut interrupts);
+                let opened = session(client, &mut held, options, &mut screen, &mut interrupts);
                 let Some(session) = opened.await else {
                     continue;
                 };
@@ -475,6 +489,5 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
             }
         }
     }
-    client.shutdown().await;
     Ok(0)
 }

@@ -14,6 +14,15 @@
 //! `decode`, `fold`, `lint` and `proxy` read the stable schema; `--unstable` adds its drafts
 //! (`schema.unstable.json`). Errors are one line on stderr.
 
+/// `eprintln!` that cannot panic: a diagnostic to a stderr that is gone (a closed terminal, a
+/// reader that stopped reading) is lost, and the program goes on with its shutdown.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod chat;
 mod check;
 mod classify;
@@ -34,6 +43,19 @@ use acp_sdk::client::Protocol;
 use clap::{Parser, Subcommand};
 
 use crate::classify::Surface;
+
+impl Command {
+    /// `true` for the commands that start agent processes.
+    fn starts_agents(&self) -> bool {
+        match self {
+            Command::Chat { agent, .. }
+            | Command::Sessions { agent, .. }
+            | Command::Check { agent, .. } => !agent.is_empty(),
+            Command::Serve { .. } | Command::Proxy { .. } => true,
+            _ => false,
+        }
+    }
+}
 
 /// The versions `--protocol` offers.
 fn protocol_of(flag: &str) -> Protocol {
@@ -139,6 +161,8 @@ enum Command {
         /// A browser origin allowed besides the server's own (repeatable).
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
+        #[command(flatten)]
+        caps: serve::Caps,
         /// The agent and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT")]
         agent: Vec<String>,
@@ -319,6 +343,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             token,
             no_auth,
             allow_origins,
+            caps,
             agent,
         } => {
             let access = serve::Access {
@@ -326,7 +351,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 token,
                 no_auth,
             };
-            serve::run(listen, access, allow_origins, agent).await
+            serve::run(listen, access, allow_origins, caps, agent).await
         }
         Command::Proxy {
             record,
@@ -408,7 +433,18 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 timeout: std::time::Duration::from_secs(timeout.max(1)),
                 json,
             };
-            check::run(&options, &mut std::io::stdout()).await
+            // A signal ends the run: the agent it started is stopped (SIGTERM to its group, a
+            // grace period, SIGKILL); the exit status is 128 + the signal.
+            let signals = acp_rpc::process::termination()
+                .map_err(|err| CliError::Io(format!("listening for signals: {err}")))?;
+            let mut stdout = std::io::stdout();
+            tokio::select! {
+                code = check::run(&options, &mut stdout) => code,
+                signal = signals => {
+                    acp_rpc::process::stop_all(acp_rpc::process::STOP_GRACE).await;
+                    Ok(signal.exit_code())
+                }
+            }
         }
         Command::Fold {
             protocol,
@@ -432,18 +468,32 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == acp_rpc::process::REAPER_ARG)
+    {
+        std::process::exit(acp_rpc::process::reaper_main());
+    }
     let cli = Cli::parse();
+    if cli.command.starts_agents() {
+        // Whatever happens to this process, even `kill -9`, the agents it starts are stopped.
+        if let Err(err) =
+            std::env::current_exe().and_then(|exe| acp_rpc::process::install_reaper(&exe))
+        {
+            note!("acp: warning: no reaper for the agents ({err}): a kill -9 of acp could orphan them");
+        }
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("acp: error: cannot start the runtime: {err}");
+            note!("acp: error: cannot start the runtime: {err}");
             std::process::exit(1);
         }
     };
     let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("acp: error: {err}");
+            note!("acp: error: {err}");
             2
         }
     };

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use acp_rpc::process::STOP_GRACE;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::classify::{Decoder, Side, Surface};
@@ -34,7 +35,7 @@ impl SideChannel {
     fn line(&mut self, from: Side, line: &[u8]) {
         if let Some(recorder) = &mut self.recorder {
             if let Err(err) = recorder.record(from, line) {
-                eprintln!("acp proxy: cannot record: {err}; recording stops");
+                note!("acp proxy: cannot record: {err}; recording stops");
                 self.recorder = None;
             }
         }
@@ -42,7 +43,7 @@ impl SideChannel {
             if let Some(error) = decoded.error {
                 self.problems += 1;
                 let method = decoded.method.as_deref().unwrap_or("-");
-                eprintln!("acp proxy: {} {method}: {error}", from.arrow());
+                note!("acp proxy: {} {method}: {error}", from.arrow());
             }
         }
     }
@@ -102,7 +103,7 @@ async fn pump(
         lines.feed(&buffer[..read], |line, overlong| {
             let mut channel = channel.lock().unwrap_or_else(|p| p.into_inner());
             if overlong {
-                eprintln!(
+                note!(
                     "acp proxy: {}: a line over {MAX_LINE} bytes was forwarded, not decoded",
                     side.arrow()
                 );
@@ -132,43 +133,88 @@ pub async fn run(
         .map(Recorder::create)
         .transpose()
         .map_err(|err| CliError::Io(format!("cannot create the recording: {err}")))?;
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
+        .stderr(Stdio::inherit());
+    let mut group = acp_rpc::process::GroupChild::spawn(&mut command)
         .map_err(|err| CliError::Spawn(format!("`{program}`: {err}")))?;
+    let child = group.child();
     let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(CliError::Spawn("the agent's stdio was not piped".into()));
     };
+    let signals = acp_rpc::process::termination()
+        .map_err(|err| CliError::Io(format!("listening for signals: {err}")))?;
     let channel = Arc::new(Mutex::new(SideChannel {
         decoder: Decoder::new(version, surface),
         recorder,
         problems: 0,
     }));
-    let upstream = tokio::spawn(pump(
+    let mut upstream = tokio::spawn(pump(
         tokio::io::stdin(),
         agent_in,
         Side::Client,
         channel.clone(),
     ));
-    let downstream = pump(agent_out, tokio::io::stdout(), Side::Agent, channel.clone()).await;
-    // The agent closed its stdout: the editor's side is done too.
+    let mut downstream = tokio::spawn(pump(
+        agent_out,
+        tokio::io::stdout(),
+        Side::Agent,
+        channel.clone(),
+    ));
+    // Who ends it: the agent (its stdout closes: its exit code), the editor (its stdin closes:
+    // the agent's is closed in turn, it gets a grace period to finish, then it is stopped; exit
+    // 0), or a signal (the agent is stopped; 128 + the signal).
+    let ended_by = tokio::select! {
+        done = &mut downstream => {
+            report("agent→client", done);
+            Ended::Agent
+        }
+        done = &mut upstream => {
+            report("client→agent", done);
+            if let Ok(done) = tokio::time::timeout(STOP_GRACE, &mut downstream).await {
+                report("agent→client", done);
+            }
+            Ended::Editor
+        }
+        signal = signals => Ended::Signal(signal),
+    };
     upstream.abort();
-    if let Err(err) = downstream {
-        eprintln!("acp proxy: agent→client: {err}");
-    }
-    let status = child
-        .wait()
-        .await
-        .map_err(|err| CliError::Io(format!("waiting for the agent: {err}")))?;
+    downstream.abort();
+    let status = group.stop(STOP_GRACE).await;
     let problems = channel.lock().map(|c| c.problems).unwrap_or_default();
     if problems > 0 {
-        eprintln!("acp proxy: {problems} messages did not decode");
+        note!("acp proxy: {problems} messages did not decode");
     }
-    Ok(status.code().unwrap_or(1))
+    Ok(match ended_by {
+        Ended::Agent => status
+            .map_err(|err| CliError::Io(format!("waiting for the agent: {err}")))?
+            .code()
+            .unwrap_or(1),
+        Ended::Editor => 0,
+        Ended::Signal(signal) => signal.exit_code(),
+    })
+}
+
+/// What ended a proxy run.
+enum Ended {
+    Agent,
+    Editor,
+    Signal(acp_rpc::process::Termination),
+}
+
+/// Reports a direction's failure, unless it is the other end going away (a broken pipe or a
+/// reset on shutdown is how a peer leaves).
+fn report(direction: &str, done: Result<std::io::Result<()>, tokio::task::JoinError>) {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+    match done {
+        Ok(Err(err)) if !matches!(err.kind(), BrokenPipe | ConnectionReset) => {
+            note!("acp proxy: {direction}: {err}");
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

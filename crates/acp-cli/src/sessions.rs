@@ -28,14 +28,21 @@ pub async fn run(options: &ChatOptions, here: bool) -> Result<i32, CliError> {
     let client_options = ClientOptions::new()
         .info("acp", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol);
-    let client = crate::chat::connect(options, client_options).await?;
-    let listed = client
-        .list_sessions(here.then_some(options.cwd.as_path()))
-        .await;
-    client.shutdown().await;
+    let connected = crate::chat::connect(options, client_options).await?;
+    let client = &connected.client;
+    let signals = acp_rpc::process::termination()
+        .map_err(|err| CliError::Io(format!("listening for signals: {err}")))?;
+    let listed = tokio::select! {
+        listed = client.list_sessions(here.then_some(options.cwd.as_path())) => listed,
+        signal = signals => {
+            connected.shutdown().await;
+            return Ok(signal.exit_code());
+        }
+    };
+    connected.shutdown().await;
     let sessions = listed.map_err(|err| CliError::Agent(format!("session/list: {err}")))?;
     if sessions.is_empty() {
-        eprintln!("no sessions");
+        note!("no sessions");
     }
     for line in lines(&sessions) {
         println!("{line}");

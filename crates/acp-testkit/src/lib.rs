@@ -19,6 +19,8 @@ pub mod fixtures;
 pub mod fuzz;
 pub mod instances;
 mod lcg;
+#[cfg(target_os = "linux")]
+pub mod processes;
 pub mod schema;
 
 pub use lcg::Lcg;

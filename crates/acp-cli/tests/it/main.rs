@@ -3,4 +3,5 @@
 
 mod cli;
 mod common;
+mod hygiene;
 mod interactive;

@@ -16,6 +16,7 @@ use std::time::Duration;
 use acp_reference::cli::AgentArgs;
 use acp_reference::client::{run_demo, AgentCommand, DemoOptions};
 use acp_reference::drive::{drive, DriveOptions};
+use acp_rpc::process::STOP_GRACE;
 use acp_sdk::client::Protocol;
 use clap::Parser;
 
@@ -62,6 +63,12 @@ struct ClientArgs {
 const SERVE_AGENT: &str = "--serve-agent";
 
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == acp_rpc::process::REAPER_ARG)
+    {
+        std::process::exit(acp_rpc::process::reaper_main());
+    }
     let mut argv: Vec<String> = std::env::args().collect();
     let serve_agent = argv.get(1).is_some_and(|arg| arg == SERVE_AGENT);
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
@@ -82,6 +89,14 @@ fn main() {
         return;
     }
     let args = ClientArgs::parse_from(argv);
+    // Whatever happens to this process, even `kill -9`, the agent it starts is stopped.
+    if args.url.is_none() {
+        if let Err(err) =
+            std::env::current_exe().and_then(|exe| acp_rpc::process::install_reaper(&exe))
+        {
+            eprintln!("acp-reference-client: warning: no reaper for the agent ({err})");
+        }
+    }
     if !args.self_test {
         if args.agent.is_empty() && args.url.is_none() {
             eprintln!(
@@ -108,7 +123,7 @@ fn main() {
             auth: args.auth.clone(),
         };
         let mut stdout = std::io::stdout();
-        match runtime.block_on(drive(&options, &mut stdout)) {
+        match runtime.block_on(or_signal(drive(&options, &mut stdout))) {
             Ok(report) if report.passed() => return,
             Ok(_) => std::process::exit(1),
             Err(err) => {
@@ -131,9 +146,29 @@ fn main() {
         turn_timeout: Duration::from_secs(args.turn_timeout_secs.max(1)),
     };
     let mut stdout = std::io::stdout();
-    if let Err(err) = runtime.block_on(run_demo(&options, &mut stdout)) {
+    if let Err(err) = runtime.block_on(or_signal(run_demo(&options, &mut stdout))) {
         eprintln!("acp-reference-client: error: {err}");
         std::process::exit(1);
+    }
+}
+
+/// Runs `work`, unless SIGINT, SIGTERM or SIGHUP comes first: then every agent this process
+/// started is stopped (SIGTERM to its group, a grace period, SIGKILL) and the process exits with
+/// 128 + the signal.
+async fn or_signal<T>(work: impl std::future::Future<Output = T>) -> T {
+    let signals = match acp_rpc::process::termination() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("acp-reference-client: listening for signals: {err}");
+            return work.await;
+        }
+    };
+    tokio::select! {
+        done = work => done,
+        signal = signals => {
+            acp_rpc::process::stop_all(STOP_GRACE).await;
+            std::process::exit(signal.exit_code());
+        }
     }
 }
 

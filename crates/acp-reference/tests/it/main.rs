@@ -5,6 +5,7 @@ mod adversarial;
 mod adversarial_v1;
 mod common;
 mod demo;
+mod hygiene;
 mod pipelined;
 mod remote;
 mod sessions;

@@ -30,7 +30,6 @@ mod turn;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use acp_rpc::negotiate::{self, Negotiated, Offer};
 use acp_rpc::process::{AgentProcess, StderrMode};
@@ -318,13 +317,13 @@ impl Client {
     }
 
     /// Closes the connection; a spawned agent is stopped (its stdin closed, then SIGTERM, then
-    /// SIGKILL, each after a second) with everything it started.
+    /// SIGKILL, each after [`acp_rpc::process::STOP_GRACE`]) with everything it started.
     pub async fn shutdown(self) {
         let process = session::lock(&self.process).take();
         match process {
             Some(process) => {
                 if let Err(err) = process
-                    .shutdown(&self.shared.connection, Duration::from_secs(1))
+                    .shutdown(&self.shared.connection, acp_rpc::process::STOP_GRACE)
                     .await
                 {
                     tracing::warn!(%err, "stopping the agent failed");

@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use acp_rpc::process::GroupChild;
 use acp_rpc::{codes, RpcError};
 use tokio::io::AsyncReadExt;
-use tokio::process::Child;
 use tokio::sync::watch;
 
 use super::super::options::LocalServices;
@@ -136,11 +136,7 @@ impl Terminals {
             .current_dir(&cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own group: a kill reaches what it started.
-        #[cfg(unix)]
-        command.process_group(0);
+            .stderr(Stdio::piped());
         // The place is taken before the command starts, under one lock with the count: two
         // creates at once cannot both pass the limit.
         let id = format!("term_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
@@ -171,15 +167,16 @@ impl Terminals {
                 },
             );
         }
-        let mut child = command.spawn().map_err(|err| {
+        // Its own group (a kill reaches what it started), and gone with this process.
+        let mut child = GroupChild::spawn(&mut command).map_err(|err| {
             lock(&self.map).remove(&id);
             RpcError::invalid_params(format!("`command` `{}`: {err}", request.command))
         })?;
         let mut readers = Vec::new();
-        if let Some(stdout) = child.stdout.take() {
+        if let Some(stdout) = child.child().stdout.take() {
             readers.push(tokio::spawn(pump(stdout, output.clone())));
         }
-        if let Some(stderr) = child.stderr.take() {
+        if let Some(stderr) = child.child().stderr.take() {
             readers.push(tokio::spawn(pump(stderr, output.clone())));
         }
         tokio::spawn(supervise(child, readers, exit_tx, kill_rx));
@@ -279,38 +276,22 @@ async fn pump(mut stream: impl tokio::io::AsyncRead + Unpin, output: Arc<Mutex<O
     }
 }
 
-/// Sends SIGKILL to process group `group` (the command's, whose id is its pid, read at spawn:
-/// tokio forgets the pid once the child is reaped), or to the command itself when that fails.
-fn kill_group(group: Option<u32>, child: &mut Child) {
-    #[cfg(unix)]
-    if let Some(pid) = group
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        if rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_ok() {
-            return;
-        }
-    }
-    let _ = child.start_kill();
-}
-
 /// Waits for the command (or kills its group when asked, or when the terminal is dropped with
 /// its session or connection), then for its output within a grace (a grandchild may hold the
 /// pipes open for ever), then reports the exit. A kill asked for after the exit, or the
 /// terminal's drop, still reaches the group: what the command left running.
 async fn supervise(
-    mut child: Child,
+    mut child: GroupChild,
     readers: Vec<tokio::task::JoinHandle<()>>,
     exit: watch::Sender<Option<Exit>>,
     mut kill: tokio::sync::mpsc::Receiver<()>,
 ) {
-    let group = child.id();
     let status = tokio::select! {
-        status = child.wait() => status,
+        status = child.child().wait() => status,
         // A kill, or every sender gone (the terminal forgotten).
         _ = kill.recv() => {
-            kill_group(group, &mut child);
-            child.wait().await
+            child.kill();
+            child.child().wait().await
         }
     };
     let drained = async {
@@ -331,7 +312,7 @@ async fn supervise(
     // lives the group id cannot be reused; once none does, only a new group leader given the
     // same pid after the kernel's pids wrapped around could receive this signal.
     let _ = kill.recv().await;
-    kill_group(group, &mut child);
+    child.kill();
 }
 
 #[cfg(test)]

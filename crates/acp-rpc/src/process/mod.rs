@@ -3,7 +3,16 @@
 //!
 //! An agent subprocess runs in a process group of its own (on Unix), so that shutting it down
 //! reaches everything it started: an agent published as a Node wrapper around a native binary
-//! leaves no orphan. Its captured stderr is a ring of the last bytes, never more.
+//! leaves no orphan ([`GroupChild`], which every process this workspace starts for someone
+//! uses). Its captured stderr is a ring of the last bytes, never more.
+
+mod group;
+mod reaper;
+
+pub use group::{
+    stop_all, termination, termination_but_interrupt, GroupChild, Termination, STOP_GRACE,
+};
+pub use reaper::{install_reaper, reaper_main, REAPER_ARG, REAPER_GRACE};
 
 use std::collections::VecDeque;
 use std::io;
@@ -12,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::BufReader;
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 
 use crate::connection::{lock, Connection};
 use crate::framing::{Frame, FrameReader};
@@ -114,9 +123,7 @@ impl Ring {
 /// An agent running as a subprocess, its stdin and stdout being the transport.
 #[derive(Debug)]
 pub struct AgentProcess {
-    child: Child,
-    /// Its process group (its own pid), while it may have members.
-    group: Option<u32>,
+    child: GroupChild,
     captured: Arc<Mutex<Ring>>,
 }
 
@@ -135,19 +142,14 @@ impl AgentProcess {
         mut command: Command,
         options: ProcessOptions,
     ) -> io::Result<(Self, ChildStdout, ChildStdin)> {
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
         command.stderr(match options.stderr {
             StderrMode::Inherit => Stdio::inherit(),
             StderrMode::Capture => Stdio::piped(),
             StderrMode::Null => Stdio::null(),
         });
-        let mut child = command.spawn()?;
-        let group = child.id();
+        let mut group = GroupChild::spawn(&mut command)?;
+        let child = group.child();
         let missing = |what| io::Error::other(format!("the child's {what} was not piped"));
         let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
@@ -155,7 +157,7 @@ impl AgentProcess {
             capacity: options.stderr_capacity.max(1),
             ..Ring::default()
         }));
-        if let Some(stream) = child.stderr.take() {
+        if let Some(stream) = group.child().stderr.take() {
             let captured = captured.clone();
             let capacity = options.stderr_capacity.max(1);
             tokio::spawn(async move {
@@ -173,8 +175,7 @@ impl AgentProcess {
         }
         Ok((
             Self {
-                child,
-                group,
+                child: group,
                 captured,
             },
             stdout,
@@ -219,90 +220,7 @@ impl AgentProcess {
         grace: Duration,
     ) -> io::Result<ExitStatus> {
         connection.close().await;
-        let status = match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(status) => status?,
-            Err(_) => {
-                tracing::warn!(?grace, "agent did not exit after its stdin closed; SIGTERM");
-                self.signal(Signal::Term);
-                match tokio::time::timeout(grace, self.child.wait()).await {
-                    Ok(status) => status?,
-                    Err(_) => {
-                        tracing::warn!(?grace, "agent did not exit after SIGTERM; SIGKILL");
-                        self.signal(Signal::Kill);
-                        self.child.kill().await?;
-                        self.child.wait().await?
-                    }
-                }
-            }
-        };
-        self.reap_group(grace).await;
-        Ok(status)
-    }
-
-    /// Ends what is left in the agent's group after the agent itself has exited.
-    async fn reap_group(&mut self, grace: Duration) {
-        if !self.group_alive() {
-            self.group = None;
-            return;
-        }
-        tracing::debug!("the agent left processes behind; SIGTERM to its group");
-        self.signal(Signal::Term);
-        let deadline = tokio::time::Instant::now() + grace;
-        while self.group_alive() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        if self.group_alive() {
-            self.signal(Signal::Kill);
-        }
-        self.group = None;
-    }
-
-    #[cfg(unix)]
-    fn group_pid(&self) -> Option<rustix::process::Pid> {
-        let raw = i32::try_from(self.group?).ok()?;
-        rustix::process::Pid::from_raw(raw)
-    }
-
-    #[cfg(unix)]
-    fn group_alive(&self) -> bool {
-        self.group_pid()
-            .is_some_and(|pid| rustix::process::test_kill_process_group(pid).is_ok())
-    }
-
-    #[cfg(not(unix))]
-    fn group_alive(&self) -> bool {
-        false
-    }
-
-    #[cfg(unix)]
-    fn signal(&self, signal: Signal) {
-        if let Some(pid) = self.group_pid() {
-            let signal = match signal {
-                Signal::Term => rustix::process::Signal::TERM,
-                Signal::Kill => rustix::process::Signal::KILL,
-            };
-            // A group that is already gone is what we wanted.
-            let _ = rustix::process::kill_process_group(pid, signal);
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn signal(&self, _signal: Signal) {}
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
-}
-
-impl Drop for AgentProcess {
-    /// Dropped without [`AgentProcess::shutdown`], the whole group is killed (`kill_on_drop`
-    /// reaches only the direct child).
-    fn drop(&mut self) {
-        if self.group.is_some() {
-            self.signal(Signal::Kill);
-        }
+        self.child.stop(grace).await
     }
 }
 
