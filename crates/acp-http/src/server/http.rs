@@ -113,6 +113,7 @@ pub(crate) fn open_error(err: &OpenError) -> Response {
         OpenError::Agent(_) | OpenError::Full(_) | OpenError::Draining => {
             StatusCode::SERVICE_UNAVAILABLE
         }
+        OpenError::PrincipalFull(_) => StatusCode::TOO_MANY_REQUESTS,
         OpenError::Id(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     refuse(status, err.to_string())
@@ -139,10 +140,17 @@ pub(crate) async fn post(
     if declared.is_some_and(|length| length > max as u64) {
         return too_large(max);
     }
-    let body = match axum::body::to_bytes(body, max).await {
-        Ok(body) => body,
-        Err(err) if is_length_limit(&err) => return too_large(max),
-        Err(err) => return refuse(StatusCode::BAD_REQUEST, format!("reading the body: {err}")),
+    let deadline = registry.options.body_read_timeout;
+    let body = match tokio::time::timeout(deadline, axum::body::to_bytes(body, max)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(err)) if is_length_limit(&err) => return too_large(max),
+        Ok(Err(err)) => return refuse(StatusCode::BAD_REQUEST, format!("reading the body: {err}")),
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the body did not arrive within {deadline:?}"),
+            )
+        }
     };
     let line = wire::one_line(&body).into_owned();
     let Ok(text) = std::str::from_utf8(&line) else {

@@ -16,12 +16,16 @@ mod agent;
 pub mod auth;
 mod connection;
 mod http;
+mod listen;
 mod options;
 mod registry;
 mod stream;
 mod ws;
 
-pub use agent::{AgentFactory, AgentIo, ProcessAgent, PRINCIPAL_ENV};
+pub use agent::{
+    AgentFactory, AgentIo, ProcessAgent, ProcessLimit, DEFAULT_MAX_PROCESSES, DEFAULT_STOP_GRACE,
+    PRINCIPAL_ENV,
+};
 pub use auth::{AuthError, Credentials, Tokens};
 pub use options::{Authorize, ServerOptions};
 
@@ -63,11 +67,16 @@ impl HttpServer {
 
     /// Serves on `listener` until it fails.
     pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(no_delay(listener), self.router()).await
+        self.serve_until(listener, std::future::pending(), Duration::ZERO)
+            .await
     }
 
     /// Serves on `listener` until `shutdown` resolves; then takes no new connection or request,
-    /// gives requests in flight up to `grace` to be answered, and ends every connection.
+    /// gives requests in flight up to `grace` to be answered, ends every connection, and gives
+    /// the sockets `grace` more to finish their responses before they are closed.
+    ///
+    /// Every socket is under the bounds of [`ServerOptions`]: `max_sockets`,
+    /// `header_read_timeout`, `write_timeout` (see `docs/limits.md`).
     pub async fn serve_until(
         &self,
         listener: tokio::net::TcpListener,
@@ -75,12 +84,17 @@ impl HttpServer {
         grace: Duration,
     ) -> std::io::Result<()> {
         let registry = self.registry.clone();
-        axum::serve(no_delay(listener), self.router())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                registry.drain(grace).await;
-            })
-            .await
+        let options = &registry.options;
+        let limits = listen::SocketLimits {
+            max_sockets: options.max_sockets,
+            header_read_timeout: options.header_read_timeout,
+            write_timeout: options.write_timeout,
+        };
+        let drain = {
+            let registry = registry.clone();
+            async move { registry.drain(grace).await }
+        };
+        listen::serve(listener, self.router(), limits, shutdown, drain, grace).await
     }
 
     /// Open connections.
@@ -92,19 +106,6 @@ impl HttpServer {
     pub fn held_bytes(&self) -> usize {
         self.registry.held_bytes()
     }
-}
-
-/// Accepted sockets send small writes at once: an SSE event or a `202` waits for no more bytes
-/// (Nagle's wait, against the peer's delayed acknowledgement, costs 40 ms a round trip).
-fn no_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {
-    use axum::serve::ListenerExt;
-    listener.tap_io(|socket| {
-        if let Err(err) = socket.set_nodelay(true) {
-            tracing::debug!(%err, "TCP_NODELAY not set");
-        }
-    })
 }
 
 /// The one handler of the endpoint: admission, then the method.

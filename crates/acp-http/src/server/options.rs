@@ -24,6 +24,27 @@ pub struct ServerOptions {
     pub max_message_size: usize,
     /// Connections open at once; past it `initialize` and upgrades get `503`. Default 1,024.
     pub max_connections: usize,
+    /// Connections one principal may have open at once; past it its `initialize` and
+    /// upgrades get `429`, and other principals are not affected. Default 64. Not applied to
+    /// [`acp_rpc::Principal::local`] (no authentication, or one token): the server-wide bound
+    /// is the one local user's.
+    pub max_connections_per_principal: usize,
+    /// Sockets open at once. At the cap, the oldest socket with no request in progress is
+    /// closed to make room; with none, the new socket is. Default: half the process's
+    /// file-descriptor limit, at most 8,192 (1,024 where the limit is unknown).
+    pub max_sockets: usize,
+    /// How long a socket may take to deliver a request's headers, counted from its accept or
+    /// from its previous response's end: a silent or slow socket is closed. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// How long a POST body may take to arrive; past it the request gets `408`. Default 30 s.
+    pub body_read_timeout: Duration,
+    /// WebSocket control frames (pings, pongs) read a second per socket; past it the socket
+    /// is not read until the next second, so a flood slows only its sender and the pongs owed
+    /// stay few. Default 50.
+    pub ws_control_frames_per_second: u32,
+    /// How long a write to a socket may wait for the peer to read; past it the socket is
+    /// closed (its streams can be resumed on another). Default 30 s.
+    pub write_timeout: Duration,
     /// Per stream, bytes of the agent's messages no reader has taken before the agent's output
     /// waits for the reader (a slow reader slows its agent; it does not grow memory). Default
     /// 1 MiB.
@@ -62,6 +83,18 @@ impl fmt::Debug for ServerOptions {
             .field("path", &self.path)
             .field("max_message_size", &self.max_message_size)
             .field("max_connections", &self.max_connections)
+            .field(
+                "max_connections_per_principal",
+                &self.max_connections_per_principal,
+            )
+            .field("max_sockets", &self.max_sockets)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field(
+                "ws_control_frames_per_second",
+                &self.ws_control_frames_per_second,
+            )
             .field("stream_buffer", &self.stream_buffer)
             .field("resume_window", &self.resume_window)
             .field("max_pending_requests", &self.max_pending_requests)
@@ -85,6 +118,12 @@ impl Default for ServerOptions {
             path: "/acp".into(),
             max_message_size: 16 * 1024 * 1024,
             max_connections: 1024,
+            max_connections_per_principal: 64,
+            max_sockets: super::listen::default_max_sockets(),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
+            ws_control_frames_per_second: 50,
             stream_buffer: 1024 * 1024,
             resume_window: 256 * 1024,
             max_pending_requests: 1024,
@@ -118,6 +157,48 @@ impl ServerOptions {
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections;
+        self
+    }
+
+    /// Sets [`ServerOptions::max_connections_per_principal`].
+    #[must_use]
+    pub fn max_connections_per_principal(mut self, connections: usize) -> Self {
+        self.max_connections_per_principal = connections;
+        self
+    }
+
+    /// Sets [`ServerOptions::max_sockets`].
+    #[must_use]
+    pub fn max_sockets(mut self, sockets: usize) -> Self {
+        self.max_sockets = sockets;
+        self
+    }
+
+    /// Sets [`ServerOptions::header_read_timeout`].
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerOptions::body_read_timeout`].
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerOptions::write_timeout`].
+    #[must_use]
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerOptions::ws_control_frames_per_second`].
+    #[must_use]
+    pub fn ws_control_frames_per_second(mut self, frames: u32) -> Self {
+        self.ws_control_frames_per_second = frames;
         self
     }
 

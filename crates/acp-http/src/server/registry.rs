@@ -6,7 +6,7 @@ use super::connection::{Connection, ConnectionLimits, Profile};
 use super::options::ServerOptions;
 use super::stream::StreamLimits;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -16,6 +16,9 @@ pub(crate) enum OpenError {
     /// At [`ServerOptions::max_connections`].
     #[error("the server is at its limit of {0} connections")]
     Full(usize),
+    /// At [`ServerOptions::max_connections_per_principal`] for this principal.
+    #[error("this principal is at its limit of {0} connections: end one (DELETE) first")]
+    PrincipalFull(usize),
     /// The server is shutting down.
     #[error("the server is shutting down")]
     Draining,
@@ -34,8 +37,9 @@ pub(crate) struct Registry {
     connections: Mutex<HashMap<String, Arc<Connection>>>,
     draining: AtomicBool,
     sweeping: AtomicBool,
-    /// Connections being opened (their agents starting), counted against the bound.
-    opening: AtomicUsize,
+    /// Connections being opened (their agents starting) per principal, counted against the
+    /// bounds.
+    opening: Mutex<HashMap<acp_rpc::Principal, usize>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -54,12 +58,18 @@ impl Registry {
             connections: Mutex::new(HashMap::new()),
             draining: AtomicBool::new(false),
             sweeping: AtomicBool::new(false),
-            opening: AtomicUsize::new(0),
+            opening: Mutex::new(HashMap::new()),
         })
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Connection>>> {
         self.connections
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn opening_counts(&self) -> MutexGuard<'_, HashMap<acp_rpc::Principal, usize>> {
+        self.opening
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
@@ -85,23 +95,50 @@ impl Registry {
         if self.is_draining() {
             return Err(OpenError::Draining);
         }
-        // A slot is taken under the lock before the agent starts, so connections opened at the
-        // same moment cannot pass the bound together.
-        let max = self.options.max_connections;
+        // A slot is taken under the connections' lock (then the opening counts') before the
+        // agent starts, so connections opened at the same moment cannot pass a bound together.
         {
             let connections = self.lock();
-            if connections.len() + self.opening.load(Ordering::Relaxed) >= max {
+            let mut opening = self.opening_counts();
+            let max = self.options.max_connections;
+            if connections.len() + opening.values().sum::<usize>() >= max {
                 return Err(OpenError::Full(max));
             }
-            self.opening.fetch_add(1, Ordering::Relaxed);
+            // The one local user (no authentication, or a single token) competes only with
+            // themselves: the server-wide bound is theirs. Named principals are bounded apart,
+            // so one's flood cannot lock out another.
+            let max = self.options.max_connections_per_principal;
+            let open = connections
+                .values()
+                .filter(|c| c.principal == principal)
+                .count();
+            let starting = opening.entry(principal.clone()).or_default();
+            if principal != acp_rpc::Principal::local() && open + *starting >= max {
+                return Err(OpenError::PrincipalFull(max));
+            }
+            *starting += 1;
         }
         let started = new_id().and_then(|id| {
             let io = self.factory.start(&principal).map_err(OpenError::Agent)?;
-            Ok(Connection::start(id, profile, principal, io, self.limits()))
+            Ok(Connection::start(
+                id,
+                profile,
+                principal.clone(),
+                io,
+                self.limits(),
+            ))
         });
         let connection = {
             let mut connections = self.lock();
-            self.opening.fetch_sub(1, Ordering::Relaxed);
+            {
+                let mut opening = self.opening_counts();
+                if let Some(starting) = opening.get_mut(&principal) {
+                    *starting -= 1;
+                    if *starting == 0 {
+                        opening.remove(&principal);
+                    }
+                }
+            }
             let connection = started?;
             connections.insert(connection.id.clone(), connection.clone());
             connection

@@ -2,6 +2,8 @@
 //! helpers); each module is one area.
 
 #[cfg(all(feature = "server", feature = "client"))]
+mod bounds;
+#[cfg(all(feature = "server", feature = "client"))]
 mod common;
 #[cfg(all(feature = "server", feature = "client"))]
 mod cookies;

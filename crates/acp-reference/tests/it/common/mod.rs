@@ -381,6 +381,11 @@ impl ListeningAgent {
             .to_owned();
         Self { child, url }
     }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for ListeningAgent {
