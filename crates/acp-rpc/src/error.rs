@@ -93,9 +93,16 @@ impl RpcError {
 
     /// `-32601`: no such method.
     pub fn method_not_found(method: &str) -> Self {
+        // The peer chose the name: echoed up to 128 bytes, so a huge one is not sent back whole.
+        const SHOWN: usize = 128;
+        let mut end = method.len().min(SHOWN);
+        while !method.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = if end < method.len() { "…" } else { "" };
         Self::new(
             codes::METHOD_NOT_FOUND,
-            format!("Method not found: `{method}`"),
+            format!("Method not found: `{}{cut}`", &method[..end]),
         )
     }
 

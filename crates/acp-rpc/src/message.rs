@@ -100,11 +100,16 @@ pub enum Message {
 /// A batch entry (or whole line) that is not a valid message: the error to answer with, and the
 /// id to answer to when one could be read.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Invalid {
     /// The id of the offending request, if readable.
     pub id: Option<RequestId>,
     /// Why it is invalid (`-32600`).
     pub error: RpcError,
+    /// It had no `method`: a would-be response. Its id is one of ours (or none), so it is never
+    /// answered (an error with it would collide with the peer's own ids); the request it names,
+    /// if pending, fails instead.
+    pub response: bool,
 }
 
 /// One message or the reason it is invalid (boxed: invalid entries are the rare path).
@@ -219,6 +224,7 @@ fn entry(text: &str) -> Entry {
         Err(_) => Err(Box::new(Invalid {
             id: None,
             error: RpcError::invalid_request("a message must be a JSON object"),
+            response: false,
         })),
     }
 }
@@ -233,23 +239,26 @@ fn from_wire(wire: Wire<'_>) -> Entry {
                 return Err(Box::new(Invalid {
                     id: None,
                     error: RpcError::invalid_request("`id` must be an integer or a string"),
+                    response: wire.method.is_none(),
                 }))
             }
         },
     };
+    let response = wire.method.is_none();
     let invalid = |message: &str| {
         Box::new(Invalid {
             id: id.clone(),
             error: RpcError::invalid_request(message),
+            response,
         })
     };
     if wire.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
     }
+    // JSON-RPC 2.0: `params`, when present, is an object or an array (`null` included).
     let params = match wire.params {
-        Some(raw) if is_null(raw) => None,
         Some(raw) if raw.get().starts_with(['{', '[']) => Some(raw.to_owned()),
-        Some(_) => return Err(invalid("`params` must be an object or an array")),
+        Some(_) => return Err(invalid("`params` must be an object or an array, or absent")),
         None => None,
     };
     if let Some(method) = wire.method {

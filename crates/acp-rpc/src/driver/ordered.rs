@@ -48,6 +48,6 @@ pub(super) fn deliver(connection: &Connection, response: Response) {
     let pending = lock(&connection.shared.pending).remove(&id);
     match pending {
         Some(pending) => pending.answer(response.outcome.map_err(Error::Rpc)),
-        None => tracing::debug!(%id, "ignoring a response to no pending request"),
+        None => tracing::warn!(%id, "ignoring a response to no pending request"),
     }
 }

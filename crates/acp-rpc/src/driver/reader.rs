@@ -14,7 +14,7 @@ use crate::error::RpcError;
 use crate::framing::{Frame, FrameReader};
 use crate::handler::Handler;
 use crate::id::RequestId;
-use crate::message::{self, error_response, Entry, Incoming, Message, Notification};
+use crate::message::{self, error_response, Entry, Incoming, Message, Notification, Response};
 use crate::order::Lane;
 
 /// What the reader hands to the dispatch of each message.
@@ -87,6 +87,24 @@ impl<H: Handler> Dispatch<'_, H> {
         self.arrivals += 1;
         let arrival = self.arrivals;
         match entry {
+            // A would-be answer to one of our requests: it fails that request (in order with
+            // the other answers), and nothing is sent back.
+            Err(invalid) if invalid.response => {
+                tracing::warn!(id = ?invalid.id, error = %invalid.error.message, "a malformed answer");
+                if let Some(id) = invalid.id {
+                    let error = RpcError::new(
+                        invalid.error.code,
+                        format!("the peer's answer was malformed: {}", invalid.error.message),
+                    );
+                    let answer = Response {
+                        id: Some(id),
+                        outcome: Err(error),
+                    };
+                    let _ = self.ordered.send(Ordered::Response(answer)).await;
+                }
+                // A batch's slot dropped unanswered: no entry in the batch's reply.
+                drop(reply);
+            }
             Err(invalid) => {
                 incoming::answer(
                     self.connection,

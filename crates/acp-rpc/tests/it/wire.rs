@@ -163,3 +163,52 @@ async fn sending_a_batch_and_refusing_lifecycle_methods() {
     assert!(matches!(refused, Err(Error::Usage(_))));
     insta::assert_snapshot!(peer.transcript());
 }
+
+#[tokio::test]
+async fn a_malformed_answer_fails_its_request_and_is_not_answered() {
+    let (connection, mut peer, _) = scripted();
+    let asking = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            connection
+                .request_raw("ask", None, Default::default())
+                .await
+        }
+    });
+    let request = peer.recv_json().await;
+    // An error answer whose `error` is no error object: the request it names fails at once.
+    let malformed = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":"no good"}}"#,
+        request["id"]
+    );
+    peer.send(&malformed).await;
+    let failed = tokio::time::timeout(Duration::from_secs(5), asking)
+        .await
+        .expect("the request ends")
+        .expect("joins");
+    let err = failed.expect_err("a malformed answer is no result");
+    assert!(err.to_string().contains("malformed"), "{err}");
+    // And nothing is sent back with that id: it is ours, not the peer's.
+    peer.expect_silence(Duration::from_millis(200)).await;
+    // An answer to no request of ours, malformed or not, is not answered either.
+    peer.send(r#"{"jsonrpc":"2.0","id":"nobody","error":{"code":"x"}}"#)
+        .await;
+    peer.send(r#"{"jsonrpc":"2.0","id":77}"#).await;
+    peer.expect_silence(Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn null_params_are_invalid_and_long_method_names_are_cut() {
+    let (_connection, mut peer, _) = scripted();
+    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":null}"#)
+        .await;
+    let answer = peer.recv_json().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let long = "m".repeat(1 << 20);
+    peer.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"{long}"}}"#))
+        .await;
+    let answer = peer.recv_json().await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let message = answer["error"]["message"].as_str().expect("a message");
+    assert!(message.len() < 300, "{} bytes", message.len());
+}
