@@ -23,6 +23,8 @@ pub struct RawClient {
 struct Recorder {
     received: Arc<Mutex<Vec<Value>>>,
     arrived: Arc<tokio::sync::Notify>,
+    /// Permission requests go unanswered (see [`RawClient::ignore_permission_requests`]).
+    deaf: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Handler for Recorder {
@@ -32,6 +34,9 @@ impl Handler for Recorder {
         _cx: RequestContext,
     ) -> Result<Box<RawValue>, RpcError> {
         if request.method == "session/request_permission" {
+            if self.deaf.load(std::sync::atomic::Ordering::Acquire) {
+                std::future::pending::<()>().await;
+            }
             let params: Value = request.params_as().unwrap_or_default();
             let option = params["options"][0]["optionId"].clone();
             return acp_rpc::result(
@@ -116,6 +121,14 @@ impl RawClient {
             .notify_raw(method, Some(params))
             .await
             .expect("the notification is sent");
+    }
+
+    /// From now on, permission requests are never answered (a client that went away in
+    /// spirit): for the agent's deadlines.
+    pub fn ignore_permission_requests(&self) {
+        self.recorder
+            .deaf
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// Every notification's params received so far, taken.

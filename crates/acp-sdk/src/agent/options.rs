@@ -73,6 +73,11 @@ pub struct ServerOptions {
     /// and ends it `cancelled` itself (a turn that ignores its cancellation cannot hold the
     /// session). `None`: wait for the turn.
     pub cancel_grace: Option<Duration>,
+    /// How long a turn's permission request may wait for the client's answer: past it the
+    /// request is cancelled (`$/cancel_request`), the tool call it gated is reported failed
+    /// (v1) or cancelled (v2), and the turn goes on with [`Permission::Cancelled`](crate::Permission::Cancelled).
+    /// Default 15 minutes (a person may be thinking); `None`: as long as the turn runs.
+    pub permission_timeout: Option<Duration>,
     /// The most sessions held in memory per protocol version; past it the least recently used
     /// idle session is let go (counted in
     /// [`Server::evicted_sessions`](super::Server::evicted_sessions)): restored when asked for
@@ -103,6 +108,7 @@ impl Default for ServerOptions {
             retention_interval: Duration::from_secs(3600),
             v2_history_limits: acp_session::limits::Limits::default(),
             cancel_grace: Some(Duration::from_secs(10)),
+            permission_timeout: Some(Duration::from_secs(15 * 60)),
             max_sessions: Some(10_000),
             idle_session_timeout: None,
             connection: ConnectionOptions::default(),
@@ -112,7 +118,8 @@ impl Default for ServerOptions {
 
 impl ServerOptions {
     /// The defaults: 50 sessions a page, 32 MiB of history a session (10,000 updates in v1), the
-    /// oldest let go past it, 16 MiB prompts, a 10 s cancel grace, 10,000 sessions in memory per
+    /// oldest let go past it, 16 MiB prompts, a 10 s cancel grace, 15 min for a permission
+    /// answer, 10,000 sessions in memory per
     /// version and 10,000 per principal, sessions kept in memory without history, no retention.
     pub fn new() -> Self {
         Self::default()
@@ -226,6 +233,13 @@ impl ServerOptions {
         self
     }
 
+    /// Sets [`ServerOptions::permission_timeout`].
+    #[must_use]
+    pub fn permission_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.permission_timeout = timeout.into();
+        self
+    }
+
     /// Sets the transport's options.
     #[must_use]
     pub fn connection(mut self, options: ConnectionOptions) -> Self {
@@ -248,6 +262,7 @@ impl std::fmt::Debug for ServerOptions {
             )
             .field("v2_history_limits", &self.v2_history_limits)
             .field("cancel_grace", &self.cancel_grace)
+            .field("permission_timeout", &self.permission_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("idle_session_timeout", &self.idle_session_timeout)
             .field("store_keeps_history", &self.store.keeps_history())

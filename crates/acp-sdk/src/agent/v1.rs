@@ -235,6 +235,7 @@ impl<A: Agent> V1Handler<A> {
     fn limits(&self) -> TurnLimits {
         TurnLimits {
             cancel_grace: self.shared.options.cancel_grace,
+            permission_timeout: self.shared.options.permission_timeout,
             ..TurnLimits::default()
         }
     }

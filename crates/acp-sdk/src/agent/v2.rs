@@ -207,6 +207,7 @@ impl<A: Agent> V2Handler<A> {
             .v2_history_limits
             .history_bytes(options.history_bytes);
         AgentSession::with_limits(connection.clone(), id, BusyPolicy::Queue, limits)
+            .permission_timeout(options.permission_timeout)
     }
 
     fn config_options(&self, entry: &Entry<A::Session>) -> Vec<acp_v2::SessionConfigOption> {

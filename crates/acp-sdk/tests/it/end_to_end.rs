@@ -151,6 +151,29 @@ async fn permission_is_refused_by_default() {
 }
 
 #[tokio::test]
+async fn an_unanswered_permission_request_ends_by_its_deadline() {
+    for (protocol, version) in VERSIONS {
+        let options =
+            acp_sdk::agent::ServerOptions::new().permission_timeout(Duration::from_millis(300));
+        let server = Server::with_options(Scripted, options);
+        // The application never answers.
+        let never = ClientOptions::new()
+            .protocol(protocol)
+            .on_permission(|_| std::future::pending());
+        let client = connect(&server, never).await;
+        let session = client.new_session(cwd()).await.expect("session/new");
+        let turn = session.prompt("tool").await.expect("prompt");
+        let outcome = within("outcome", turn.outcome())
+            .await
+            .expect("the turn ends");
+        assert_eq!(outcome.stop_reason, StopReason::EndTurn, "v{version}");
+        let state = session.state();
+        assert_eq!(state.tool_calls.len(), 1, "v{version}");
+        assert_eq!(state.tool_calls[0].status, ToolStatus::Failed, "v{version}");
+    }
+}
+
+#[tokio::test]
 async fn config_options_set_and_resume_replays_the_history() {
     for (protocol, version) in VERSIONS {
         let server = Server::new(Scripted);

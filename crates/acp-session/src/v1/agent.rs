@@ -37,6 +37,10 @@ pub struct TurnLimits {
     pub cancel_grace: Option<Duration>,
     /// The longest a prompt may run; past it the turn is cancelled and answered `-32800`.
     pub max_prompt_duration: Option<Duration>,
+    /// How long a permission request may wait for the client's answer: past it the request is
+    /// cancelled (`$/cancel_request`), the tool call it gated is reported `failed`, and the
+    /// turn goes on with [`Permission::Cancelled`].
+    pub permission_timeout: Option<Duration>,
 }
 
 /// The agent-side state of one v1 session.
@@ -327,9 +331,12 @@ impl Turn {
         if self.is_cancelled() {
             return Ok(Permission::Cancelled);
         }
-        let options = RequestOptions::default()
+        let mut options = RequestOptions::default()
             .cancellation(self.cancellation.clone())
             .graceful(true);
+        if let Some(timeout) = self.session.limits.permission_timeout {
+            options = options.timeout(timeout);
+        }
         match self
             .session
             .connection

@@ -92,6 +92,8 @@ pub struct AgentSession {
     inner: Arc<Mutex<Inner>>,
     turns: Arc<TurnQueue>,
     next_id: Arc<AtomicU64>,
+    /// How long a permission request may wait for its answer; `None`: no deadline.
+    permission_timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -137,7 +139,18 @@ impl AgentSession {
             })),
             turns: TurnQueue::new(policy),
             next_id: Arc::new(AtomicU64::new(1)),
+            permission_timeout: None,
         }
+    }
+
+    /// Sets how long a permission request may wait for the client's answer: past it the
+    /// request is cancelled (`$/cancel_request`), the tool call it gated is reported
+    /// `cancelled`, and the turn goes on with [`Permission::Cancelled`]. `None` (the default
+    /// here; the SDK sets its server's) waits as long as the turn runs.
+    #[must_use]
+    pub fn permission_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+        self.permission_timeout = timeout;
+        self
     }
 
     /// The session's id.
@@ -222,7 +235,8 @@ impl AgentSession {
     ) -> Self {
         let history = lock(&self.inner).history.clone();
         let limits = *history.limits();
-        let forked = Self::with_limits(connection, session_id, policy, limits);
+        let forked = Self::with_limits(connection, session_id, policy, limits)
+            .permission_timeout(self.permission_timeout);
         // The copied history holds this session's message ids: the fork's go on from them.
         forked
             .next_id
@@ -591,9 +605,12 @@ impl Turn {
             RequiresActionStateUpdate::new(),
         )))
         .await?;
-        let options = RequestOptions::default()
+        let mut options = RequestOptions::default()
             .cancellation(self.cancellation.clone())
             .graceful(true);
+        if let Some(timeout) = self.session.permission_timeout {
+            options = options.timeout(timeout);
+        }
         let connection = self.session.connection();
         let answer = connection.request_with(&request, options);
         // After a cancel the client's final answer is awaited, but not forever.

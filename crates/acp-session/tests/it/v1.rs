@@ -168,7 +168,7 @@ async fn the_response_carries_the_stop_reason_and_a_second_prompt_is_32600() {
 async fn cancel_grace_answers_cancelled_when_the_turn_does_not_wind_down() {
     let limits = TurnLimits {
         cancel_grace: Some(Duration::from_millis(50)),
-        max_prompt_duration: None,
+        ..TurnLimits::default()
     };
     let connection = connect(limits);
     let pending = tokio::spawn({
@@ -191,8 +191,8 @@ async fn cancel_grace_answers_cancelled_when_the_turn_does_not_wind_down() {
 #[tokio::test]
 async fn max_prompt_duration_is_32800_with_the_duration_in_the_data() {
     let limits = TurnLimits {
-        cancel_grace: None,
         max_prompt_duration: Some(Duration::from_millis(80)),
+        ..TurnLimits::default()
     };
     let connection = connect(limits);
     let err = connection
