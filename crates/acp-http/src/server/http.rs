@@ -126,8 +126,8 @@ pub(crate) async fn post(
     body: Body,
     principal: acp_rpc::Principal,
 ) -> Response {
-    let is_json = header(&headers, header::CONTENT_TYPE.as_str())
-        .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with(wire::JSON));
+    let is_json =
+        header(&headers, header::CONTENT_TYPE.as_str()).is_some_and(super::media::is_json);
     if !is_json {
         return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -332,7 +332,7 @@ pub(crate) async fn sse(
     principal: acp_rpc::Principal,
 ) -> Response {
     let accepts = header(&headers, header::ACCEPT.as_str())
-        .is_some_and(|accept| accept.contains(wire::EVENT_STREAM));
+        .is_some_and(|accept| super::media::accepts(accept, wire::EVENT_STREAM));
     if !accepts {
         return refuse(
             StatusCode::NOT_ACCEPTABLE,

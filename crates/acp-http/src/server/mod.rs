@@ -17,6 +17,7 @@ pub mod auth;
 mod connection;
 mod http;
 mod listen;
+mod media;
 mod options;
 mod registry;
 mod stream;
@@ -144,8 +145,15 @@ fn admit(
     options: &ServerOptions,
     headers: &HeaderMap,
 ) -> Result<acp_rpc::Principal, http::Refusal> {
-    if let Some(origin) = http::header(headers, header::ORIGIN.as_str()) {
-        // Only listed origins: one equal to the `Host` proves nothing under DNS rebinding.
+    // Every Origin the request carries must be listed (one equal to the `Host` proves nothing
+    // under DNS rebinding); one that is not visible ASCII is an origin nobody listed.
+    let origins = media::origins(headers).map_err(|seen| {
+        http::Refusal::new(
+            StatusCode::FORBIDDEN,
+            format!("origin {seen} is not allowed"),
+        )
+    })?;
+    for origin in origins {
         if !options.allowed_origins.iter().any(|o| o == origin) {
             return Err(http::Refusal::new(
                 StatusCode::FORBIDDEN,

@@ -49,6 +49,7 @@ async fn bad_requests_get_their_status() {
     assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let response = http()
         .get(&url)
+        .header("accept", "application/json")
         .header(wire::CONNECTION_ID, &connection)
         .send()
         .await
@@ -347,4 +348,59 @@ async fn an_initialize_whose_client_went_away_leaves_no_connection() {
         0,
         "the half-opened connection went with its client"
     );
+}
+
+#[tokio::test]
+async fn headers_are_read_by_their_grammar() {
+    let (_server, url) =
+        common::start(ServerOptions::default().allow_origin("https://editor.example")).await;
+    let initialize = |request: reqwest::RequestBuilder| async move {
+        request
+            .body(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            )
+            .send()
+            .await
+            .expect("answers")
+            .status()
+    };
+    let json = || http().post(&url).header("content-type", "application/json");
+    // Every Origin counts: a listed one first does not let an unlisted second through; one
+    // that is not visible ASCII is not "no origin".
+    let two = json()
+        .header("origin", "https://editor.example")
+        .header("origin", "https://evil.example");
+    assert_eq!(initialize(two).await, StatusCode::FORBIDDEN);
+    let odd = reqwest::header::HeaderValue::from_bytes(b"https://\xe9vil.example").expect("obs");
+    assert_eq!(
+        initialize(json().header("origin", odd)).await,
+        StatusCode::FORBIDDEN
+    );
+    // The media type exactly, not a prefix of it.
+    let jsonp = http()
+        .post(&url)
+        .header("content-type", "application/jsonp");
+    assert_eq!(initialize(jsonp).await, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let charset = http()
+        .post(&url)
+        .header("content-type", "Application/JSON; charset=utf-8");
+    assert_eq!(initialize(charset).await, StatusCode::OK);
+    // Accept: ranges and weights.
+    let (connection, _) = common::raw_initialize(&url).await;
+    for (accept, expected) in [
+        ("*/*", StatusCode::OK),
+        ("text/*", StatusCode::OK),
+        ("text/event-stream;q=0", StatusCode::NOT_ACCEPTABLE),
+        ("application/json", StatusCode::NOT_ACCEPTABLE),
+    ] {
+        let response = http()
+            .get(&url)
+            .header("accept", accept)
+            .header(wire::CONNECTION_ID, &connection)
+            .header(wire::PROTOCOL_VERSION, "1")
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(response.status(), expected, "Accept: {accept}");
+    }
 }
