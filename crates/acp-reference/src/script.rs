@@ -124,12 +124,14 @@ impl PromptPart {
     pub fn describe(&self) -> Option<String> {
         match self {
             PromptPart::Text(_) => None,
-            PromptPart::Image { mime_type, bytes } => {
-                Some(format!("an image ({mime_type}, {bytes} bytes)"))
-            }
-            PromptPart::Audio { mime_type, bytes } => {
-                Some(format!("an audio clip ({mime_type}, {bytes} bytes)"))
-            }
+            PromptPart::Image { mime_type, bytes } => Some(format!(
+                "an image ({}, {bytes} bytes)",
+                content::visible(mime_type)
+            )),
+            PromptPart::Audio { mime_type, bytes } => Some(format!(
+                "an audio clip ({}, {bytes} bytes)",
+                content::visible(mime_type)
+            )),
             PromptPart::Resource {
                 uri,
                 mime_type,
@@ -141,9 +143,17 @@ impl PromptPart {
                     Some(lines) => format!("{lines} lines"),
                     None => format!("{bytes} bytes"),
                 };
-                Some(format!("an embedded resource {uri} ({mime}, {size})"))
+                Some(format!(
+                    "an embedded resource {} ({}, {size})",
+                    content::visible(uri),
+                    content::visible(mime)
+                ))
             }
-            PromptPart::Link { name, uri } => Some(format!("a link to {name} ({uri})")),
+            PromptPart::Link { name, uri } => Some(format!(
+                "a link to {} ({})",
+                content::visible(name),
+                content::visible(uri)
+            )),
         }
     }
 }
@@ -435,7 +445,8 @@ impl<O: TurnOutput> Runner<'_, O> {
         let message = self.new_message();
         self.say(message, Speaker::Agent, "You said: ").await?;
         if !text.is_empty() {
-            self.say(message, Speaker::Agent, text.to_owned()).await?;
+            self.say(message, Speaker::Agent, content::visible(text))
+                .await?;
         }
         for description in self.attachments() {
             self.say(message, Speaker::Agent, format!("\n- {description}"))

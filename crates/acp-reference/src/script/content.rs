@@ -46,6 +46,26 @@ pub fn greeting_patch(path: &str) -> String {
     )
 }
 
+/// `text` as the peer sent it, except what a terminal or an editor would obey instead of show:
+/// control characters (but newline and tab) and the bidirectional overrides and isolates
+/// (Trojan Source), each written as its `\u{..}` escape. The agent repeats a peer's text
+/// through this, so an echo never clears a screen or reverses a file name.
+pub fn visible(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c);
+        if hidden {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
 /// Quotes a path as Git does when it holds a quote, a backslash, a control character or a
 /// non-ASCII character.
 pub fn git_quote(path: &str) -> String {

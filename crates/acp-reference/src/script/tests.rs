@@ -177,6 +177,22 @@ async fn a_prompt_without_keywords_is_echoed_after_a_thought() {
 }
 
 #[tokio::test]
+async fn an_echo_shows_control_and_bidi_characters_instead_of_obeying_them() {
+    let out = Recorder::new(None);
+    let mut turn = input("safe\u{1b}[2Jwiped \u{202e}txt.exe\u{7}\tend\nnext");
+    turn.parts.push(PromptPart::Link {
+        name: "a\u{2066}b".into(),
+        uri: "file:///x\u{0}".into(),
+    });
+    run(&out, &turn, &fast()).await.expect("ran");
+    assert_eq!(
+        out.text_of(Speaker::Agent),
+        "You said: safe\\u{1b}[2Jwiped \\u{202e}txt.exe\\u{7}\tend\nnext\n\
+         - you attached a link to a\\u{2066}b (file:///x\\u{0})"
+    );
+}
+
+#[tokio::test]
 async fn a_plan_is_replaced_as_its_steps_complete() {
     let out = Recorder::new(Some("allow_once"));
     run(&out, &input("plan: tool, terminal"), &fast())
