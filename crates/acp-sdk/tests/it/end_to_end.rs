@@ -560,3 +560,49 @@ async fn evicted_while_busy_stayed(
     let outcome = within("cancelled", turn.outcome()).await.expect("ends");
     assert_eq!(outcome.stop_reason, StopReason::Cancelled, "v{version}");
 }
+
+#[tokio::test]
+async fn prompts_waiting_on_the_client_do_not_block_other_requests() {
+    for version in [1, 2] {
+        let server = Server::new(Scripted);
+        let client = common::connect_as(&server, "alice", version).await;
+        client.ignore_permission_requests();
+        // More prompts than handler slots (256), each waiting on a permission request.
+        let mut sessions = Vec::new();
+        for _ in 0..300 {
+            let created = client
+                .result(
+                    "session/new",
+                    serde_json::json!({"cwd": cwd(), "mcpServers": []}),
+                )
+                .await;
+            sessions.push(created["sessionId"].clone());
+        }
+        let mut waiting = Vec::new();
+        for session in sessions {
+            let client = client.clone();
+            waiting.push(tokio::spawn(async move {
+                client
+                    .call(
+                        "session/prompt",
+                        serde_json::json!({"sessionId": session,
+                                           "prompt": [{"type": "text", "text": "tool"}]}),
+                    )
+                    .await
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let started = std::time::Instant::now();
+        let listed = tokio::time::timeout(
+            Duration::from_secs(2),
+            client.call("session/list", serde_json::json!({})),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("v{version}: session/list waited 2 s"));
+        assert!(listed.get("result").is_some(), "v{version}: {listed}");
+        assert!(started.elapsed() < Duration::from_secs(1), "v{version}");
+        for task in waiting {
+            task.abort();
+        }
+    }
+}

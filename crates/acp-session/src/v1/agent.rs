@@ -130,8 +130,9 @@ impl AgentSession {
     }
 
     /// [`AgentSession::prompt`] for a `session/prompt` handler: once the turn is registered the
-    /// session's later messages are let through ([`RequestContext::release_order`]), and the
-    /// request's own cancellation (`$/cancel_request`) cancels the turn.
+    /// session's later messages are let through ([`RequestContext::release_order`]), its handler
+    /// slot is given back ([`RequestContext::release_slot`]), and the request's own cancellation
+    /// (`$/cancel_request`) cancels the turn.
     pub async fn prompt_in<F, Fut>(
         &self,
         cx: &RequestContext,
@@ -143,6 +144,10 @@ impl AgentSession {
     {
         let registered = self.register();
         cx.release_order();
+        // A turn mostly waits (on the model, on its client's permission, files and terminals):
+        // it gives back its handler slot, so prompts waiting on the client never starve the
+        // connection's other requests. It still counts among the pending requests (bounded).
+        cx.release_slot();
         let (guard, cancellation) = registered?;
         self.run_turn(guard, cancellation, Some(cx.cancellation()), run)
             .await

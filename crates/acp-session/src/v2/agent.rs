@@ -287,8 +287,8 @@ impl AgentSession {
 
     /// [`AgentSession::begin_turn`] for a `session/prompt` handler: the prompt is queued, the
     /// messages of the session read after it are let through (a `session/cancel` then finds it),
-    /// its handler slot is given back while it is held, and a `$/cancel_request` for it while it
-    /// is held answers `-32800` with no update sent.
+    /// its handler slot is given back, and a `$/cancel_request` for it while it is held answers
+    /// `-32800` with no update sent.
     pub async fn prompt_turn(
         &self,
         prompt: Vec<ContentBlock>,
@@ -296,10 +296,11 @@ impl AgentSession {
     ) -> Result<Turn, RpcError> {
         let queued = self.queue_prompt();
         cx.release_order();
+        // Held or running, a turn mostly waits (on the model, on its client): its handler slot
+        // goes back, so prompts never starve the connection's other requests. It still counts
+        // among the pending requests (bounded).
+        cx.release_slot();
         let queued = queued?;
-        if queued.is_held() {
-            cx.release_slot();
-        }
         queued.begin_unless(prompt, cx.cancellation()).await
     }
 
