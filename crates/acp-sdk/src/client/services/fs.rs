@@ -1,12 +1,12 @@
 //! `fs/read_text_file` and `fs/write_text_file`, confined to the session's roots.
 //!
-//! Confinement: a path must be absolute; it is resolved with every symlink followed (the file
-//! for a read, the parent directory for a write) and must then lie under one of the roots, also
-//! resolved. `..`, absolute paths elsewhere and symlinks out of the roots are refused `-32602`.
-//! A write never follows a symlink in the file's own name (a dangling one would create its
-//! target wherever it points): it is refused, and the file is opened `O_NOFOLLOW` so one
-//! planted after the check fails the write rather than escaping. A read streams the file and
-//! keeps only the lines asked for, within the output limit.
+//! Confinement is by handle (see [`beneath`](super::beneath)): the file is opened beneath a
+//! root, never through `..` or a symlink that leaves it, and must be a regular file with one
+//! name (a hard link to a file outside is refused). Every path outside is refused `-32602` with
+//! one message, whether something exists there or not; a missing file inside is `-32002`. A
+//! write never follows a symlink in the file's own name (a dangling one would create its target
+//! wherever it points). A read streams the file and keeps only the lines asked for, within the
+//! output limit. [`confine`] (by path) places a terminal's working directory.
 
 use std::path::{Path, PathBuf};
 
@@ -119,21 +119,8 @@ pub(crate) async fn read_text_file(
     if !services.read_files {
         return Err(refused("`fs/read_text_file`"));
     }
-    let path = confine(&request.path, roots, false)?;
-    let mut options = tokio::fs::OpenOptions::new();
-    options.read(true);
-    // A FIFO or a device would block the open (and the read) for ever: opened without
-    // blocking, and refused unless it is a regular file.
-    #[cfg(unix)]
-    options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    let file = options
-        .open(&path)
-        .await
-        .map_err(|err| RpcError::invalid_params(format!("`{}`: {err}", request.path)))?;
+    let file = opened(&request.path, roots, false)?;
     let metadata = file.metadata().await.map_err(RpcError::internal_error)?;
-    if !metadata.is_file() {
-        return Err(not_a_file(&request.path));
-    }
     let size = metadata.len();
     let limit = services.output_limit;
     let whole = request.line.as_option().is_none() && request.limit.as_option().is_none();
@@ -158,20 +145,39 @@ pub(crate) async fn read_text_file(
     Ok(acp_v1::ReadTextFileResponse::new(content))
 }
 
+/// `path` opened beneath `roots` (for writing: created if missing, not truncated), or the
+/// refusal as the agent sees it.
+fn opened(path: &str, roots: &[PathBuf], write: bool) -> Result<tokio::fs::File, RpcError> {
+    use super::beneath::Refusal;
+    if !Path::new(path).is_absolute() {
+        return Err(RpcError::invalid_params(format!(
+            "`path` must be absolute, got `{path}`"
+        )));
+    }
+    match super::beneath::open(Path::new(path), roots, write) {
+        Ok(file) => Ok(tokio::fs::File::from_std(file)),
+        Err(Refusal::Outside) => Err(RpcError::invalid_params(format!(
+            "`path` `{path}` is outside the session's directories"
+        ))),
+        Err(Refusal::NotFound) => Err(RpcError::new(
+            codes::RESOURCE_NOT_FOUND,
+            format!("`{path}` does not exist"),
+        )
+        .with_data(serde_json::json!({ "uri": format!("file://{path}") }))),
+        Err(Refusal::Symlink) => Err(RpcError::invalid_params(format!(
+            "`path` `{path}` is a symlink: this client does not write through one"
+        ))),
+        Err(Refusal::Linked) => Err(RpcError::invalid_params(format!(
+            "`{path}` has other names (hard links): this client does not use such files"
+        ))),
+        Err(Refusal::NotAFile) => Err(not_a_file(path)),
+        Err(Refusal::Io(err)) => Err(RpcError::invalid_params(format!("`{path}`: {err}"))),
+    }
+}
+
 /// `-32602`: only regular files are read and written.
 fn not_a_file(path: &str) -> RpcError {
     RpcError::invalid_params(format!("`{path}` is not a regular file"))
-}
-
-/// Opens `path` for writing without following a symlink in its last component, and without
-/// blocking on a FIFO. Truncated only once it is known to be a regular file.
-async fn create_no_follow(path: &Path) -> std::io::Result<tokio::fs::File> {
-    let mut options = tokio::fs::OpenOptions::new();
-    options.write(true).create(true);
-    #[cfg(unix)]
-    options
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
-    options.open(path).await
 }
 
 /// `fs/write_text_file`.
@@ -183,13 +189,9 @@ pub(crate) async fn write_text_file(
     if !services.write_files {
         return Err(refused("`fs/write_text_file`"));
     }
-    let path = confine(&request.path, roots, true)?;
     let failed =
         |err: std::io::Error| RpcError::invalid_params(format!("`{}`: {err}", request.path));
-    let mut file = create_no_follow(&path).await.map_err(failed)?;
-    if !file.metadata().await.map_err(failed)?.is_file() {
-        return Err(not_a_file(&request.path));
-    }
+    let mut file = opened(&request.path, roots, true)?;
     file.set_len(0).await.map_err(failed)?;
     file.write_all(request.content.as_bytes())
         .await
@@ -270,8 +272,12 @@ mod tests {
             .expect_err("refused");
         assert_eq!(err.code, -32602, "{err}");
         assert!(!outside.join("planted.txt").exists());
-        // A symlink planted after the check is not followed either.
-        let file = create_no_follow(&root.join("dangling.txt")).await;
+        // Opened by handle: the open itself refuses the symlink.
+        let file = super::super::beneath::open(
+            &root.join("dangling.txt"),
+            std::slice::from_ref(&root),
+            true,
+        );
         assert!(file.is_err());
         assert!(!outside.join("planted.txt").exists());
     }
@@ -305,6 +311,71 @@ mod tests {
         .await
         .expect("answered, not blocked");
         assert!(answer.is_err());
+    }
+
+    /// The error of a refused request with the path itself taken out: what an agent can tell
+    /// apart.
+    fn shape(err: &RpcError, path: &str) -> (i32, String) {
+        (err.code, err.message.replace(path, "PATH"))
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_hard_link_inside_does_not_reach_the_file_outside() {
+        let (_dir, root, outside) = layout();
+        std::fs::hard_link(outside.join("secret.txt"), root.join("linked.txt")).expect("link");
+        let services = LocalServices::new().read_files().write_files();
+        let roots = std::slice::from_ref(&root);
+        let linked = path(&root.join("linked.txt"));
+        let read = acp_v1::ReadTextFileRequest::new("s1", linked.clone());
+        let err = read_text_file(&services, roots, &read)
+            .await
+            .expect_err("a read through a hard link is refused");
+        assert_eq!(err.code, -32602, "{err}");
+        let write = acp_v1::WriteTextFileRequest::new("s1", linked, "pwned");
+        let err = write_text_file(&services, roots, &write)
+            .await
+            .expect_err("a write through a hard link is refused");
+        assert_eq!(err.code, -32602, "{err}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).expect("read"),
+            "secret"
+        );
+    }
+
+    #[tokio::test]
+    async fn outside_paths_are_refused_alike_whether_they_exist_or_not() {
+        let (_dir, root, outside) = layout();
+        let services = LocalServices::new().read_files().write_files();
+        let roots = std::slice::from_ref(&root);
+        let mut shapes = Vec::new();
+        let mut probes = vec![
+            outside.join("secret.txt"),
+            outside.join("nothing-here.txt"),
+            root.join("../outside/secret.txt"),
+            root.join("../outside/nothing-here.txt"),
+        ];
+        if cfg!(unix) {
+            probes.push(root.join("link.txt"));
+            probes.push(root.join("linkdir/secret.txt"));
+            probes.push(root.join("linkdir/nothing-here.txt"));
+        }
+        for probe in &probes {
+            let probe = path(probe);
+            let read = acp_v1::ReadTextFileRequest::new("s1", probe.clone());
+            let err = read_text_file(&services, roots, &read)
+                .await
+                .expect_err("refused");
+            shapes.push(shape(&err, &probe));
+            let write = acp_v1::WriteTextFileRequest::new("s1", probe.clone(), "x");
+            let err = write_text_file(&services, roots, &write)
+                .await
+                .expect_err("refused");
+            shapes.push(shape(&err, &probe));
+        }
+        shapes.dedup();
+        assert_eq!(shapes.len(), 1, "{shapes:#?}");
+        assert!(!outside.join("nothing-here.txt").exists());
     }
 
     #[tokio::test]

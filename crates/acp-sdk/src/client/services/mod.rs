@@ -3,6 +3,7 @@
 //! [`LocalServices`](super::LocalServices) enables it, and what it holds is bounded by its
 //! options, not by what the agent asks.
 
+mod beneath;
 mod fs;
 mod terminals;
 
