@@ -1,6 +1,7 @@
 //! What the client serves the agent: `session/update` folded into each session (and turned into
 //! its turn's events), permission requests answered by the application, and the v1 services.
 
+use super::message_cap::{MessageCap, Verdict};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -245,6 +246,20 @@ impl ClientHandler {
                 let capacity = self.options.event_capacity;
                 let event = {
                     let mut state = lock(&session.state);
+                    let mut update = update;
+                    let verdict = {
+                        let max = self.options.max_message_bytes;
+                        cap_message(&mut lock(&session.message_cap), &mut update, max)
+                    };
+                    match verdict {
+                        Verdict::Drop => return,
+                        Verdict::Cut(_) => self.diagnose(format!(
+                            "session `{id}`: an agent message passed the limit of {} bytes \
+                             (ClientOptions::max_message_bytes); the rest of it is not kept",
+                            self.options.max_message_bytes
+                        )),
+                        Verdict::Keep => {}
+                    }
                     match update {
                         Update::V1(update) => state.apply_v1(update),
                         Update::V2(update) => state.apply_v2(update, &mut turns, capacity),
@@ -277,6 +292,33 @@ impl ClientHandler {
 enum Update {
     V1(acp_v1::SessionUpdate),
     V2(acp_v2::SessionUpdate),
+}
+
+/// Applies the message bound to an agent message chunk (its text replaced by the marker when
+/// it is cut); other updates end a v1 run of chunks without ids.
+fn cap_message(cap: &mut MessageCap, update: &mut Update, max: usize) -> Verdict {
+    let (id, text) = match update {
+        Update::V1(acp_v1::SessionUpdate::AgentMessageChunk(chunk)) => match &mut chunk.content {
+            acp_v1::ContentBlock::Text(text) => (
+                chunk.message_id.as_option().map(|id| id.0.clone()),
+                &mut text.text,
+            ),
+            _ => return Verdict::Keep,
+        },
+        Update::V2(acp_v2::SessionUpdate::AgentMessageChunk(chunk)) => match &mut chunk.content {
+            acp_v2::ContentBlock::Text(text) => (Some(chunk.message_id.0.clone()), &mut text.text),
+            _ => return Verdict::Keep,
+        },
+        _ => {
+            cap.other();
+            return Verdict::Keep;
+        }
+    };
+    let verdict = cap.chunk(id.as_deref(), text.len(), max);
+    if let Verdict::Cut(marker) = &verdict {
+        text.clone_from(marker);
+    }
+    verdict
 }
 
 fn choice(id: &str, name: &str, kind: &str) -> PermissionChoice {

@@ -22,6 +22,7 @@ mod attribution;
 mod error;
 mod folded;
 mod handler;
+mod message_cap;
 mod options;
 mod services;
 mod session;

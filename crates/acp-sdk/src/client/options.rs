@@ -162,6 +162,10 @@ pub struct ClientOptions {
     /// events are let go and a [`super::Event::Lagged`] says how many (the session's state
     /// still has everything).
     pub event_capacity: usize,
+    /// The most text bytes one agent message may bring; past it the rest of the message is
+    /// not kept (not folded, not given to the turn), a marker in its text says so, and a
+    /// diagnostic is kept. Default 16 MiB.
+    pub max_message_bytes: usize,
     /// What each session's folded state keeps at most (messages, tool-call content, notices,
     /// unknown updates, problems, terminal scrollback); past it the oldest go, counted in the
     /// state's `dropped`.
@@ -179,6 +183,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("permission", &self.permission.as_ref().map(|_| "custom"))
             .field("services", &self.services)
             .field("event_capacity", &self.event_capacity)
+            .field("max_message_bytes", &self.max_message_bytes)
             .field("state_limits", &self.state_limits)
             .finish_non_exhaustive()
     }
@@ -193,6 +198,7 @@ impl Default for ClientOptions {
             permission: None,
             services: LocalServices::new(),
             event_capacity: 4096,
+            max_message_bytes: 16 << 20,
             state_limits: acp_session::limits::Limits::default(),
             connection: ConnectionOptions::default(),
         }
@@ -235,6 +241,13 @@ impl ClientOptions {
     #[must_use]
     pub fn services(mut self, services: LocalServices) -> Self {
         self.services = services;
+        self
+    }
+
+    /// Sets [`ClientOptions::max_message_bytes`].
+    #[must_use]
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
         self
     }
 

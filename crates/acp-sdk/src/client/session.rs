@@ -29,6 +29,8 @@ pub(crate) struct SessionShared {
     /// The session's working directory and additional directories: the services' roots.
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) state: Mutex<Folded>,
+    /// The current agent message's text bound; locked only under `state`.
+    pub(crate) message_cap: Mutex<super::message_cap::MessageCap>,
     /// Its turns, and which one owns the updates.
     pub(crate) turns: Mutex<Turns>,
     /// Fires when the session is cancelled: pending permission requests are answered
@@ -106,6 +108,7 @@ fn register(
         version,
         roots,
         state: Mutex::new(Folded::new(version, shared.options.state_limits)),
+        message_cap: Mutex::default(),
         turns: Mutex::new(Turns::new(replaying)),
         permissions: Mutex::new(CancellationToken::new()),
         v1_modes: Mutex::new(None),

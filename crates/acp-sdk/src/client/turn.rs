@@ -219,12 +219,15 @@ impl TurnSlot {
             state.lagged += taken.lagged;
             state.text.push_str(&taken.text);
             if state.outcome.is_none() {
-                state.outcome = taken.outcome.map(|outcome| {
-                    outcome.map(|outcome| Outcome {
-                        text: state.text.clone(),
-                        ..outcome
+                // An ended placeholder holds its text in its outcome (moved there by `finish`).
+                let outcome = taken.outcome.map(|outcome| {
+                    outcome.map(|outcome| {
+                        let mut text = std::mem::take(&mut state.text);
+                        text.push_str(&outcome.text);
+                        Outcome { text, ..outcome }
                     })
                 });
+                state.outcome = outcome;
             }
         }
         self.changed.notify_waiters();
@@ -258,7 +261,9 @@ impl TurnSlot {
             if state.outcome.is_some() {
                 return;
             }
-            let text = state.text.clone();
+            // Moved, not copied: the outcome is the text's one holder from now on (a long
+            // message would otherwise be held twice at the turn's end).
+            let text = std::mem::take(&mut state.text);
             state.outcome = Some(outcome.map(|stop_reason| Outcome { stop_reason, text }));
         }
         self.changed.notify_waiters();
@@ -311,8 +316,16 @@ impl TurnHandle {
                 let mut state = lock(&self.slot);
                 state.events.clear();
                 state.lagged = 0;
-                if let Some(outcome) = &state.outcome {
-                    return outcome.clone();
+                // The handle is consumed: the text is handed over, not copied (the stored
+                // outcome keeps its stop reason, which is all a later look needs).
+                if let Some(outcome) = &mut state.outcome {
+                    return match outcome {
+                        Ok(outcome) => Ok(Outcome {
+                            stop_reason: outcome.stop_reason.clone(),
+                            text: std::mem::take(&mut outcome.text),
+                        }),
+                        Err(err) => Err(err.clone()),
+                    };
                 }
             }
             notified.await;

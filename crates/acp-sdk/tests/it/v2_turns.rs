@@ -371,3 +371,36 @@ async fn closing_a_session_the_agent_no_longer_has_succeeds() {
         .expect("task")
         .expect("-32002 is closed already");
 }
+
+#[tokio::test]
+async fn a_message_past_the_limit_is_cut_with_a_marker_and_a_diagnostic() {
+    let (client, session, mut wire) = setup(ClientOptions::new().max_message_bytes(1000)).await;
+    let (turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
+    let piece = "x".repeat(400);
+    let mut messages = vec![state("running")];
+    messages.extend((0..10).map(|_| say("a1", &piece)));
+    // The next message starts afresh.
+    messages.push(say("a2", "after"));
+    messages.push(idle("end_turn"));
+    wire.send(&accepted(&prompt, "u1", messages)).await;
+    let outcome = within("outcome", turn.outcome()).await.expect("ends");
+    assert!(
+        outcome.text.starts_with(&"x".repeat(800)),
+        "{}",
+        outcome.text
+    );
+    assert!(
+        outcome.text.contains("ClientOptions::max_message_bytes"),
+        "{}",
+        outcome.text
+    );
+    assert!(outcome.text.ends_with("after"), "{}", outcome.text);
+    assert!(outcome.text.len() < 1200, "{} bytes", outcome.text.len());
+    let kept: usize = session.state().messages.iter().map(|m| m.text.len()).sum();
+    assert!(kept < 1300, "{kept} bytes kept");
+    let (diagnostics, _) = client.diagnostics();
+    assert!(
+        diagnostics.iter().any(|d| d.contains("max_message_bytes")),
+        "{diagnostics:?}"
+    );
+}
