@@ -85,6 +85,11 @@ pub struct LocalServices {
     pub max_terminals: usize,
     /// Directories beside each session's own that the services may also reach.
     pub extra_roots: Vec<PathBuf>,
+    /// The sandbox hook: a program and its arguments that every terminal command runs through
+    /// (`wrapper... command args`), `{cwd}` in them replaced by the terminal's working
+    /// directory; e.g. `bwrap --ro-bind / / --bind {cwd} {cwd} --unshare-net --`. Empty (the
+    /// default): commands run as given, with the user's rights (a terminal is not a sandbox).
+    pub terminal_wrapper: Vec<String>,
 }
 
 impl Default for LocalServices {
@@ -104,6 +109,7 @@ impl LocalServices {
             output_limit: 1 << 20,
             max_terminals: 16,
             extra_roots: Vec::new(),
+            terminal_wrapper: Vec::new(),
         }
     }
 
@@ -132,6 +138,16 @@ impl LocalServices {
     #[must_use]
     pub fn max_terminals(mut self, terminals: usize) -> Self {
         self.max_terminals = terminals;
+        self
+    }
+
+    /// Sets [`LocalServices::terminal_wrapper`], the sandbox every terminal runs in.
+    #[must_use]
+    pub fn terminal_wrapper(
+        mut self,
+        wrapper: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.terminal_wrapper = wrapper.into_iter().map(Into::into).collect();
         self
     }
 

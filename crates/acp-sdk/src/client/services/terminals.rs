@@ -96,6 +96,22 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
     }
 }
 
+/// The command to start: `program` itself, or through `wrapper` (its first item the program,
+/// `{cwd}` in its arguments replaced by the terminal's working directory).
+fn wrapped(wrapper: &[String], program: &str, cwd: &std::path::Path) -> tokio::process::Command {
+    match wrapper.split_first() {
+        None => tokio::process::Command::new(program),
+        Some((sandbox, args)) => {
+            let cwd = cwd.to_string_lossy();
+            let mut command = tokio::process::Command::new(sandbox);
+            command
+                .args(args.iter().map(|arg| arg.replace("{cwd}", &cwd)))
+                .arg(program);
+            command
+        }
+    }
+}
+
 impl Terminals {
     fn get<T>(&self, id: &str, read: impl FnOnce(&Terminal) -> T) -> Result<T, RpcError> {
         lock(&self.map).get(id).map(read).ok_or_else(|| {
@@ -129,7 +145,7 @@ impl Terminals {
             .map_or(services.output_limit, |n| {
                 (*n).min(services.output_limit as u64) as usize
             });
-        let mut command = tokio::process::Command::new(&request.command);
+        let mut command = wrapped(&services.terminal_wrapper, &request.command, &cwd);
         command
             .args(request.args.iter().flatten())
             .envs(request.env.iter().flatten().map(|v| (&v.name, &v.value)))
@@ -345,6 +361,26 @@ mod tests {
                 .trim_start()
                 .starts_with('Z')
         })
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_wrapper_runs_every_command_with_the_cwd_in_its_arguments() {
+        let terminals = Terminals::default();
+        let root = std::fs::canonicalize(std::env::temp_dir()).expect("canonical");
+        let roots = vec![root.clone()];
+        let wrapped = services(4).terminal_wrapper(["/usr/bin/env", "SANDBOXED_IN={cwd}"]);
+        let created = terminals
+            .create(&wrapped, &roots, &shell("echo \"$SANDBOXED_IN\""))
+            .await
+            .expect("created");
+        let id = created.terminal_id.as_str().to_owned();
+        within("wait_for_exit", terminals.wait(&id))
+            .await
+            .expect("exit");
+        let output = terminals.output(&id).expect("output");
+        assert_eq!(output.output, format!("{}\n", root.display()));
+        terminals.release(&id).await.expect("released");
     }
 
     #[cfg(unix)]
