@@ -155,6 +155,21 @@ impl Drop for Unsent<'_> {
     }
 }
 
+/// A session registered from its answer, or why it could not be.
+type Registered = Result<Arc<SessionShared>, ClientError>;
+
+/// The `sessionId` of a raw `session/new` result.
+fn session_id_of(result: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Created {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    }
+    serde_json::from_str::<Created>(result)
+        .ok()
+        .map(|created| created.session_id)
+}
+
 /// A `session/new` answer, in the version spoken.
 enum Created {
     V1(acp_v1::NewSessionResponse),
@@ -164,18 +179,55 @@ enum Created {
 pub(crate) async fn create(shared: &Arc<Shared>, cwd: &Path) -> Result<ClientSession, ClientError> {
     let cwd_text = cwd_string(cwd)?;
     let connection = &shared.connection;
+    // The session is registered on the connection's ordered path, the moment the answer is
+    // delivered and before the next line is dispatched: an update the agent writes right after
+    // its answer (real agents do, in the same write) finds the session. Ordering guarantee:
+    // what the agent sends after the answer is folded into the session the answer created.
+    let early: Arc<Mutex<Option<Registered>>> = Arc::default();
+    let options = {
+        let (shared, early, roots) = (shared.clone(), early.clone(), roots(shared, cwd));
+        RequestOptions::default().on_answer(move |answer| {
+            if let Some(id) = answer
+                .as_ref()
+                .ok()
+                .and_then(|raw| session_id_of(raw.get()))
+            {
+                *lock(&early) = Some(register(&shared, id, roots.clone(), false));
+            }
+        })
+    };
     let created = if shared.agent.protocol_version == 1 {
         let request = acp_v1::NewSessionRequest::new(cwd_text, Vec::new());
-        Created::V1(connection.request(&request).await?)
+        connection
+            .request_with(&request, options)
+            .await
+            .map(Created::V1)
     } else {
         let request = acp_v2::NewSessionRequest::new(cwd_text);
-        Created::V2(connection.request(&request).await?)
+        connection
+            .request_with(&request, options)
+            .await
+            .map(Created::V2)
+    };
+    let early = lock(&early).take();
+    let created = match created {
+        Ok(created) => created,
+        Err(err) => {
+            // The answer named a session but did not decode: it is not this client's.
+            if let Some(Ok(session)) = early {
+                lock(&shared.sessions).remove(&session.id);
+            }
+            return Err(err.into());
+        }
     };
     let id = match &created {
         Created::V1(response) => response.session_id.to_string(),
         Created::V2(response) => response.session_id.to_string(),
     };
-    let session = register(shared, id, roots(shared, cwd), false)?;
+    let session = match early {
+        Some(registered) => registered?,
+        None => register(shared, id, roots(shared, cwd), false)?,
+    };
     match created {
         Created::V1(response) => {
             *lock(&session.v1_modes) = response.modes.as_option().cloned();

@@ -404,3 +404,52 @@ async fn a_message_past_the_limit_is_cut_with_a_marker_and_a_diagnostic() {
         "{diagnostics:?}"
     );
 }
+
+#[tokio::test]
+async fn an_update_right_after_the_session_new_answer_is_kept() {
+    // 20 runs: the update is in the same write as the answer, on the next line.
+    for run in 0..20 {
+        let (client_io, agent_io) = tokio::io::duplex(1 << 16);
+        let (agent_read, agent_write) = tokio::io::split(agent_io);
+        let (client_read, client_write) = tokio::io::split(client_io);
+        let mut wire = Wire {
+            lines: BufReader::new(agent_read).lines(),
+            writer: Some(agent_write),
+        };
+        let client = tokio::spawn(Client::connect(
+            client_read,
+            client_write,
+            ClientOptions::new(),
+        ));
+        let init = wire.expect("initialize").await;
+        wire.send(&[answer(
+            &init,
+            json!({"protocolVersion": 2, "info": {"name": "fake", "version": "1"},
+                   "capabilities": {"session": {}}}),
+        )])
+        .await;
+        let client = client.await.expect("task").expect("connects");
+        let new = tokio::spawn(async move {
+            let session = client.new_session(std::env::temp_dir()).await;
+            (session, client)
+        });
+        let request = wire.expect("session/new").await;
+        wire.send(&[
+            answer(&request, json!({"sessionId": "s1"})),
+            say("a0", "hello from the first line"),
+        ])
+        .await;
+        let (session, client) = new.await.expect("task");
+        let session = session.expect("session/new");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let texts: Vec<String> = session
+            .state()
+            .messages
+            .into_iter()
+            .map(|m| m.text)
+            .collect();
+        assert_eq!(texts, ["hello from the first line"], "run {run}");
+        let (diagnostics, _) = client.diagnostics();
+        assert!(diagnostics.is_empty(), "run {run}: {diagnostics:?}");
+    }
+}

@@ -96,19 +96,46 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
     }
 }
 
-/// The command to start: `program` itself, or through `wrapper` (its first item the program,
-/// `{cwd}` in its arguments replaced by the terminal's working directory).
-fn wrapped(wrapper: &[String], program: &str, cwd: &std::path::Path) -> tokio::process::Command {
-    match wrapper.split_first() {
-        None => tokio::process::Command::new(program),
-        Some((sandbox, args)) => {
-            let cwd = cwd.to_string_lossy();
-            let mut command = tokio::process::Command::new(sandbox);
-            command
-                .args(args.iter().map(|arg| arg.replace("{cwd}", &cwd)))
-                .arg(program);
-            command
-        }
+/// The command to start. A `command` without `args` is a shell line, as editors run it (agents
+/// send `{"command": "touch hello.txt"}`): `$SHELL -c command` (`/bin/sh` when `SHELL` is unset
+/// or not absolute; `cmd /C` on Windows). With `args` it is a program, run as given. Either
+/// goes through `wrapper` when one is set (its first item the program, `{cwd}` in its
+/// arguments replaced by the terminal's working directory).
+fn command_for(
+    wrapper: &[String],
+    request: &acp_v1::CreateTerminalRequest,
+    cwd: &std::path::Path,
+) -> tokio::process::Command {
+    let shell_line = request.args.as_ref().is_none_or(Vec::is_empty);
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    if let Some((sandbox, args)) = wrapper.split_first() {
+        let cwd = cwd.to_string_lossy();
+        argv.push(sandbox.into());
+        argv.extend(args.iter().map(|arg| arg.replace("{cwd}", &cwd).into()));
+    }
+    if shell_line {
+        let (shell, flag) = user_shell();
+        argv.extend([shell, flag.into(), request.command.clone().into()]);
+    } else {
+        argv.push(request.command.clone().into());
+    }
+    let mut command = tokio::process::Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    command
+}
+
+/// The user's shell and its flag for one command line.
+fn user_shell() -> (std::ffi::OsString, &'static str) {
+    #[cfg(windows)]
+    {
+        ("cmd".into(), "/C")
+    }
+    #[cfg(not(windows))]
+    {
+        let shell = std::env::var_os("SHELL")
+            .filter(|shell| std::path::Path::new(shell).is_absolute())
+            .unwrap_or_else(|| "/bin/sh".into());
+        (shell, "-c")
     }
 }
 
@@ -145,7 +172,7 @@ impl Terminals {
             .map_or(services.output_limit, |n| {
                 (*n).min(services.output_limit as u64) as usize
             });
-        let mut command = wrapped(&services.terminal_wrapper, &request.command, &cwd);
+        let mut command = command_for(&services.terminal_wrapper, request, &cwd);
         command
             .args(request.args.iter().flatten())
             .envs(request.env.iter().flatten().map(|v| (&v.name, &v.value)))
@@ -361,6 +388,37 @@ mod tests {
                 .trim_start()
                 .starts_with('Z')
         })
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_command_without_args_is_a_shell_line() {
+        let terminals = Terminals::default();
+        let roots = vec![std::env::temp_dir()];
+        // As claude-code sends it: a shell line, no `args`; pipes and quotes work.
+        let line = acp_v1::CreateTerminalRequest::new("s1", "echo 'a  b' | tr ab xy");
+        let created = terminals
+            .create(&services(4), &roots, &line)
+            .await
+            .expect("created");
+        let id = created.terminal_id.as_str().to_owned();
+        let exit = within("wait_for_exit", terminals.wait(&id))
+            .await
+            .expect("exit");
+        assert_eq!(exit.exit_code.as_option(), Some(&0));
+        assert_eq!(terminals.output(&id).expect("output").output, "x  y\n");
+        // With `args`, the command is a program, run as given (no shell).
+        let exact = acp_v1::CreateTerminalRequest::new("s1", "/bin/echo")
+            .args(vec!["$HOME".into(), "a|b".into()]);
+        let created = terminals
+            .create(&services(4), &roots, &exact)
+            .await
+            .expect("created");
+        let id = created.terminal_id.as_str().to_owned();
+        within("wait_for_exit", terminals.wait(&id))
+            .await
+            .expect("exit");
+        assert_eq!(terminals.output(&id).expect("output").output, "$HOME a|b\n");
     }
 
     #[cfg(unix)]
