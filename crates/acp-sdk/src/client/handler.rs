@@ -115,13 +115,27 @@ impl ClientHandler {
         cx: &RequestContext,
     ) -> Answer {
         let session = self.session(req.session_id.as_str())?;
+        let id = &req.tool_call.tool_call_id;
+        // The best title known: the request's, else the tool call's as announced before (an
+        // agent may name only its id), else its kind and id.
+        let mut title = req.tool_call.title.as_option().cloned().unwrap_or_default();
         if let Folded::V1(state) = &mut *lock(&session.state) {
             state.apply_permission_subject(&req.tool_call);
+            if title.is_empty() {
+                title = state
+                    .tool_calls
+                    .get(id)
+                    .map(|call| call.title.clone())
+                    .unwrap_or_default();
+            }
+        }
+        if title.is_empty() {
+            title = format!("tool call {id}");
         }
         let request = PermissionRequest {
             session_id: session.id.clone(),
-            tool_call_id: Some(req.tool_call.tool_call_id.to_string()),
-            title: req.tool_call.title.as_option().cloned().unwrap_or_default(),
+            tool_call_id: Some(id.to_string()),
+            title,
             options: req
                 .options
                 .iter()

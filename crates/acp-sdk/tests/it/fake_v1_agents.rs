@@ -71,6 +71,18 @@ impl FakeV1 {
             )
             .await;
         self.update(connection, json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})).await;
+        // mistral-vibe's way: a tool call announced with its title, then a permission request
+        // naming only its id; and one for a tool call never announced, with no title.
+        self.update(connection, json!({"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Run pytest", "kind": "execute"})).await;
+        for id in ["t2", "t3"] {
+            self.call(
+                connection,
+                "session/request_permission",
+                json!({"sessionId": "s1", "toolCall": {"toolCallId": id},
+                       "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}]}),
+            )
+            .await;
+        }
         let read = self
             .call(
                 connection,
@@ -239,12 +251,26 @@ async fn a_gemini_like_v1_agent_works_end_to_end() {
 
     // The tool call, first seen in the permission request, is kept with its title.
     let state = session.state();
-    assert_eq!(state.tool_calls.len(), 1, "{:?}", state.tool_calls);
+    assert_eq!(state.tool_calls.len(), 3, "{:?}", state.tool_calls);
     assert_eq!(state.tool_calls[0].title, "Write notes.md");
     assert_eq!(state.tool_calls[0].status, ToolStatus::Completed);
     assert!(events.iter().any(
         |e| matches!(e, Event::PermissionAsked { answer: Some(a), .. } if a == "proceed_once")
     ));
+    // A question names the best title known: the request's, else the tool call's, else its
+    // kind and id.
+    let asked: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PermissionAsked { request, .. } => Some(request.title.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["Write notes.md", "Run pytest", "tool call t3"],
+        "{events:?}"
+    );
 
     // The fs calls were served inside the root and refused outside it.
     assert_eq!(answer(&seen, "fs/read_text_file", 0)["content"], "hello");
