@@ -88,8 +88,8 @@ fn say(message: &str, text: &str) -> Value {
     )
 }
 
-/// A v2 client with session `s1`, and the agent's end.
-async fn setup(options: ClientOptions) -> (Client, ClientSession, Wire) {
+/// A v2 client, initialized, and the agent's end.
+async fn connected(options: ClientOptions) -> (Client, Wire) {
     let (client_io, agent_io) = tokio::io::duplex(1 << 16);
     let (agent_read, agent_write) = tokio::io::split(agent_io);
     let (client_read, client_write) = tokio::io::split(client_io);
@@ -106,6 +106,12 @@ async fn setup(options: ClientOptions) -> (Client, ClientSession, Wire) {
     )])
     .await;
     let client = client.await.expect("task").expect("connects");
+    (client, wire)
+}
+
+/// A v2 client with session `s1`, and the agent's end.
+async fn setup(options: ClientOptions) -> (Client, ClientSession, Wire) {
+    let (client, mut wire) = connected(options).await;
     let new = tokio::spawn({
         let cwd = std::env::temp_dir();
         let client_session = async move { (client.new_session(cwd).await, client) };
@@ -409,26 +415,7 @@ async fn a_message_past_the_limit_is_cut_with_a_marker_and_a_diagnostic() {
 async fn an_update_right_after_the_session_new_answer_is_kept() {
     // 20 runs: the update is in the same write as the answer, on the next line.
     for run in 0..20 {
-        let (client_io, agent_io) = tokio::io::duplex(1 << 16);
-        let (agent_read, agent_write) = tokio::io::split(agent_io);
-        let (client_read, client_write) = tokio::io::split(client_io);
-        let mut wire = Wire {
-            lines: BufReader::new(agent_read).lines(),
-            writer: Some(agent_write),
-        };
-        let client = tokio::spawn(Client::connect(
-            client_read,
-            client_write,
-            ClientOptions::new(),
-        ));
-        let init = wire.expect("initialize").await;
-        wire.send(&[answer(
-            &init,
-            json!({"protocolVersion": 2, "info": {"name": "fake", "version": "1"},
-                   "capabilities": {"session": {}}}),
-        )])
-        .await;
-        let client = client.await.expect("task").expect("connects");
+        let (client, mut wire) = connected(ClientOptions::new()).await;
         let new = tokio::spawn(async move {
             let session = client.new_session(std::env::temp_dir()).await;
             (session, client)

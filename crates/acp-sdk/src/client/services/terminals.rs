@@ -378,6 +378,25 @@ mod tests {
             .unwrap_or_else(|_| panic!("timed out: {what}"))
     }
 
+    /// Creates the terminal, waits for its exit: the exit, the output, and its id.
+    async fn run_to_exit(
+        terminals: &Terminals,
+        services: &LocalServices,
+        roots: &[PathBuf],
+        request: &acp_v1::CreateTerminalRequest,
+    ) -> (acp_v1::WaitForTerminalExitResponse, String, String) {
+        let created = terminals
+            .create(services, roots, request)
+            .await
+            .expect("created");
+        let id = created.terminal_id.as_str().to_owned();
+        let exit = within("wait_for_exit", terminals.wait(&id))
+            .await
+            .expect("exit");
+        let output = terminals.output(&id).expect("output").output;
+        (exit, output, id)
+    }
+
     /// Whether process `pid` is still running (not gone, not a zombie).
     fn running(pid: &str) -> bool {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -397,28 +416,14 @@ mod tests {
         let roots = vec![std::env::temp_dir()];
         // As claude-code sends it: a shell line, no `args`; pipes and quotes work.
         let line = acp_v1::CreateTerminalRequest::new("s1", "echo 'a  b' | tr ab xy");
-        let created = terminals
-            .create(&services(4), &roots, &line)
-            .await
-            .expect("created");
-        let id = created.terminal_id.as_str().to_owned();
-        let exit = within("wait_for_exit", terminals.wait(&id))
-            .await
-            .expect("exit");
+        let (exit, output, _) = run_to_exit(&terminals, &services(4), &roots, &line).await;
         assert_eq!(exit.exit_code.as_option(), Some(&0));
-        assert_eq!(terminals.output(&id).expect("output").output, "x  y\n");
+        assert_eq!(output, "x  y\n");
         // With `args`, the command is a program, run as given (no shell).
         let exact = acp_v1::CreateTerminalRequest::new("s1", "/bin/echo")
             .args(vec!["$HOME".into(), "a|b".into()]);
-        let created = terminals
-            .create(&services(4), &roots, &exact)
-            .await
-            .expect("created");
-        let id = created.terminal_id.as_str().to_owned();
-        within("wait_for_exit", terminals.wait(&id))
-            .await
-            .expect("exit");
-        assert_eq!(terminals.output(&id).expect("output").output, "$HOME a|b\n");
+        let (_, output, _) = run_to_exit(&terminals, &services(4), &roots, &exact).await;
+        assert_eq!(output, "$HOME a|b\n");
     }
 
     #[cfg(unix)]
@@ -428,16 +433,9 @@ mod tests {
         let root = std::fs::canonicalize(std::env::temp_dir()).expect("canonical");
         let roots = vec![root.clone()];
         let wrapped = services(4).terminal_wrapper(["/usr/bin/env", "SANDBOXED_IN={cwd}"]);
-        let created = terminals
-            .create(&wrapped, &roots, &shell("echo \"$SANDBOXED_IN\""))
-            .await
-            .expect("created");
-        let id = created.terminal_id.as_str().to_owned();
-        within("wait_for_exit", terminals.wait(&id))
-            .await
-            .expect("exit");
-        let output = terminals.output(&id).expect("output");
-        assert_eq!(output.output, format!("{}\n", root.display()));
+        let script = shell("echo \"$SANDBOXED_IN\"");
+        let (_, output, id) = run_to_exit(&terminals, &wrapped, &roots, &script).await;
+        assert_eq!(output, format!("{}\n", root.display()));
         terminals.release(&id).await.expect("released");
     }
 
@@ -446,21 +444,10 @@ mod tests {
     async fn the_exit_is_reported_while_a_grandchild_holds_the_pipes() {
         let terminals = Terminals::default();
         let roots = vec![std::env::temp_dir()];
-        let created = terminals
-            .create(
-                &services(4),
-                &roots,
-                &shell("sleep 30 & echo started; exit 7"),
-            )
-            .await
-            .expect("created");
-        let id = created.terminal_id.as_str().to_owned();
-        let exit = within("wait_for_exit", terminals.wait(&id))
-            .await
-            .expect("exit");
+        let script = shell("sleep 30 & echo started; exit 7");
+        let (exit, output, id) = run_to_exit(&terminals, &services(4), &roots, &script).await;
         assert_eq!(exit.exit_code.as_option(), Some(&7));
-        let output = terminals.output(&id).expect("output");
-        assert_eq!(output.output, "started\n");
+        assert_eq!(output, "started\n");
         terminals.release(&id).await.expect("released");
     }
 
