@@ -70,7 +70,9 @@ pub fn run(
                             let chunk = serde_json::json!({"sessionUpdate": "user_message_chunk", "content": block});
                             match serde_json::from_value::<acp_v1::SessionUpdate>(chunk.clone()) {
                                 Ok(update) => state.apply(update),
-                                Err(err) => state.reject(chunk, &err),
+                                Err(err) => {
+                                    state.reject(chunk, &err);
+                                }
                             }
                         }
                     }
@@ -107,11 +109,15 @@ fn fold_update(state: &mut State, update: Value, surface: Surface) {
     surface.decode(|| match state {
         State::V1(state) => match serde_json::from_value::<acp_v1::SessionUpdate>(update.clone()) {
             Ok(update) => state.apply(update),
-            Err(err) => state.reject(update, &err),
+            Err(err) => {
+                state.reject(update, &err);
+            }
         },
         State::V2(state) => match serde_json::from_value::<acp_v2::SessionUpdate>(update.clone()) {
             Ok(update) => state.apply(update),
-            Err(err) => state.reject(update, &err),
+            Err(err) => {
+                state.reject(update, &err);
+            }
         },
     })
 }

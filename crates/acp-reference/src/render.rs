@@ -94,7 +94,13 @@ fn header(out: &mut String, state: &SessionState) {
         let _ = writeln!(out, "  commands: {}", names.join(" "));
     }
     if let Some(usage) = &state.usage {
-        let _ = writeln!(out, "  usage: {} of {} tokens", usage.used, usage.size);
+        let known = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+        let _ = writeln!(
+            out,
+            "  usage: {} of {} tokens",
+            known(usage.used),
+            known(usage.size)
+        );
     }
     let _ = writeln!(out, "  foreground: {}", foreground(state));
 }

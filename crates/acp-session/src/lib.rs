@@ -14,7 +14,9 @@ pub mod neutral;
 mod permission;
 pub mod terminal_text;
 mod undecoded;
+pub mod usage;
 pub mod v1;
 pub mod v2;
 
 pub use permission::Permission;
+pub use undecoded::Rejection;

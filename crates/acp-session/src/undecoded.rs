@@ -8,3 +8,17 @@ pub(crate) fn problem(update: &serde_json::Value, error: &dyn std::fmt::Display)
         .unwrap_or("(no sessionUpdate)");
     format!("`{kind}` update does not decode: {error}")
 }
+
+/// What a reducer's `reject` did with an update that did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// Recorded as a problem, kept as it came.
+    Problem,
+    /// Read leniently and folded in (a `usage_update` with a `null` number); `noted` is `true`
+    /// when this one recorded the session's note about it (the first time only).
+    Lenient {
+        /// A problem line was recorded for this one.
+        noted: bool,
+    },
+}

@@ -3,6 +3,7 @@
 //! Which turn an update belongs to is [`Turns`]' job (`attribution.rs`).
 
 use acp_session::v2::Role;
+use acp_session::Rejection;
 use serde::Serialize;
 
 use super::attribution::Turns;
@@ -140,23 +141,21 @@ impl Folded {
         }
     }
 
-    /// Records an update that did not decode.
+    /// Records an update that did not decode (or reads it leniently: a `usage_update` with a
+    /// `null` number), and gives the event it makes.
     pub(crate) fn reject(
         &mut self,
         raw: serde_json::Value,
         error: &dyn std::fmt::Display,
     ) -> Event {
-        let problems = match self {
-            Folded::V1(state) => {
-                state.reject(raw, error);
-                &state.problems
-            }
-            Folded::V2(state) => {
-                state.reject(raw, error);
-                &state.problems
-            }
+        let (rejection, problems) = match self {
+            Folded::V1(state) => (state.reject(raw, error), &state.problems),
+            Folded::V2(state) => (state.reject(raw, error), &state.problems),
         };
-        Event::Problem(problems.last().cloned().unwrap_or_default())
+        match rejection {
+            Rejection::Lenient { noted: false } => Event::Update("usage_update".to_owned()),
+            _ => Event::Problem(problems.last().cloned().unwrap_or_default()),
+        }
     }
 
     /// Folds a v1 update and gives the event it makes.

@@ -11,16 +11,18 @@ use std::collections::HashMap;
 
 use acp_support::Meta;
 use acp_v1::{
-    AvailableCommand, ContentBlock, MessageId, Notice, PlanEntry, SessionConfigOption,
+    AvailableCommand, ContentBlock, Cost, MessageId, Notice, PlanEntry, SessionConfigOption,
     SessionModeId, SessionUpdate, ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolKind, UsageUpdate,
+    ToolCallUpdate, ToolKind,
 };
 use serde::Serialize;
 
 use crate::keyed::Keyed;
 use crate::limits::{keep_last, Dropped, Limits};
 use crate::meta::patch_meta;
+use crate::usage::{self, CostRule, Usage};
 use crate::v2::Role;
+use crate::Rejection;
 
 /// One message of a v1 session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -124,7 +126,10 @@ pub struct SessionState {
     pub info: SessionInfo,
     /// The last context and cost report.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<UsageUpdate>,
+    pub usage: Option<Usage<Cost>>,
+    /// Whether a leniently read `usage_update` has been noted in `problems` (once a session).
+    #[serde(skip)]
+    usage_lenient_noted: bool,
     /// Notices, in order.
     pub notices: Vec<Notice>,
     /// Why updates could not be applied or decoded, in order.
@@ -248,7 +253,17 @@ impl SessionState {
                 update.updated_at.apply_to(&mut self.info.updated_at);
                 patch_meta(&mut self.info.meta, update.meta);
             }
-            SessionUpdate::UsageUpdate(update) => self.usage = Some(*update),
+            SessionUpdate::UsageUpdate(update) => {
+                let update = *update;
+                self.usage = Some(Usage::fold(
+                    self.usage.take(),
+                    Some(update.used),
+                    Some(update.size),
+                    update.cost,
+                    update.meta.into_option(),
+                    CostRule::Replace,
+                ));
+            }
             SessionUpdate::Notice(notice) => self.notices.push(*notice),
             #[cfg(feature = "unstable")]
             draft => {
@@ -270,12 +285,35 @@ impl SessionState {
     }
 
     /// Records an update that did not decode (`update` as it came, and why), so that nothing the
-    /// agent sent is silently lost.
-    pub fn reject(&mut self, update: serde_json::Value, error: &dyn std::fmt::Display) {
+    /// agent sent is silently lost. A `usage_update` whose only fault is a `null` number is read
+    /// leniently instead ([`usage`](crate::usage)), and noted once per session.
+    pub fn reject(
+        &mut self,
+        update: serde_json::Value,
+        error: &dyn std::fmt::Display,
+    ) -> Rejection {
+        if let Some(report) = usage::lenient::<Cost>(&update) {
+            let noted = !self.usage_lenient_noted;
+            if noted {
+                self.usage_lenient_noted = true;
+                self.problems.push(usage::note(&report.unknown));
+            }
+            self.usage = Some(Usage::fold(
+                self.usage.take(),
+                report.used,
+                report.size,
+                report.cost,
+                report.meta,
+                CostRule::Replace,
+            ));
+            self.bound();
+            return Rejection::Lenient { noted };
+        }
         self.problems
             .push(crate::undecoded::problem(&update, error));
         self.rejected.push(update);
         self.bound();
+        Rejection::Problem
     }
 
     /// `tool_call_update`: changes the fields it carries; a tool call not seen before is

@@ -13,6 +13,7 @@ use base64::Engine;
 use super::foreground::ForegroundState;
 use super::message::Role;
 use super::state::SessionState;
+use crate::usage::Usage;
 
 /// The updates that rebuild `state` from nothing.
 pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
@@ -101,8 +102,19 @@ pub fn replay(state: &SessionState) -> Vec<SessionUpdate> {
         update.meta = value_or_absent(info.meta.clone());
         out.push(SessionUpdate::SessionInfoUpdate(Box::new(update)));
     }
-    if let Some(usage) = &state.usage {
-        out.push(SessionUpdate::UsageUpdate(Box::new(usage.clone())));
+    // A report whose numbers are not known (read leniently from a peer) has no v2 form.
+    if let Some(Usage {
+        used: Some(used),
+        size: Some(size),
+        cost,
+        meta,
+        ..
+    }) = &state.usage
+    {
+        let mut update = UsageUpdate::new(*used, *size);
+        update.cost = value_or_absent(cost.clone());
+        update.meta = value_or_absent(meta.clone());
+        out.push(SessionUpdate::UsageUpdate(Box::new(update)));
     }
     for notice in &state.notices {
         out.push(SessionUpdate::Notice(Box::new(notice.clone())));

@@ -4,9 +4,9 @@
 
 use acp_support::{Meta, UnknownVariant};
 use acp_v2::{
-    AvailableCommand, CompactionId, CompactionStatus, ContentBlock, MessageId, Notice, PlanEntry,
-    PlanId, PlanUpdateContent, SessionConfigOption, SessionUpdate, TerminalId, TerminalUpdate,
-    ToolCallId, UsageUpdate,
+    AvailableCommand, CompactionId, CompactionStatus, ContentBlock, Cost, MessageId, Notice,
+    PlanEntry, PlanId, PlanUpdateContent, SessionConfigOption, SessionUpdate, TerminalId,
+    TerminalUpdate, ToolCallId,
 };
 use serde::Serialize;
 
@@ -17,6 +17,8 @@ use super::tool_call::ToolCall;
 use crate::keyed::Keyed;
 use crate::limits::{keep_last, Dropped, Limits};
 use crate::meta::{kept_whole, patch_meta};
+use crate::usage::{self, CostRule, Usage};
+use crate::Rejection;
 
 /// One item-based plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,7 +106,10 @@ pub struct SessionState {
     pub info: SessionInfo,
     /// The last context and cost report.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<UsageUpdate>,
+    pub usage: Option<Usage<Cost>>,
+    /// Whether a leniently read `usage_update` has been noted in `problems` (once a session).
+    #[serde(skip)]
+    usage_lenient_noted: bool,
     /// Foreground state and the last stop reason.
     pub foreground: Foreground,
     /// Notices, in order.
@@ -158,12 +163,35 @@ impl SessionState {
     }
 
     /// Records an update that did not decode (`update` as it came, and why), so that nothing
-    /// the agent sent is silently lost.
-    pub fn reject(&mut self, update: serde_json::Value, error: &dyn std::fmt::Display) {
+    /// the agent sent is silently lost. A `usage_update` whose only fault is a `null` number is
+    /// read leniently instead ([`usage`](crate::usage)), and noted once per session.
+    pub fn reject(
+        &mut self,
+        update: serde_json::Value,
+        error: &dyn std::fmt::Display,
+    ) -> Rejection {
+        if let Some(report) = usage::lenient::<Cost>(&update) {
+            let noted = !self.usage_lenient_noted;
+            if noted {
+                self.usage_lenient_noted = true;
+                self.problems.push(usage::note(&report.unknown));
+            }
+            self.usage = Some(Usage::fold(
+                self.usage.take(),
+                report.used,
+                report.size,
+                report.cost,
+                report.meta,
+                CostRule::Patch,
+            ));
+            self.bound();
+            return Rejection::Lenient { noted };
+        }
         self.problems
             .push(crate::undecoded::problem(&update, error));
         self.undecoded.push(update);
         self.bound();
+        Rejection::Problem
     }
 
     /// Folds one update in. Never fails: what cannot be applied is recorded in `problems`.
@@ -284,7 +312,17 @@ impl SessionState {
                 update.updated_at.apply_to(&mut self.info.updated_at);
                 patch_meta(&mut self.info.meta, update.meta);
             }
-            SessionUpdate::UsageUpdate(update) => self.usage = Some(*update),
+            SessionUpdate::UsageUpdate(update) => {
+                let update = *update;
+                self.usage = Some(Usage::fold(
+                    self.usage.take(),
+                    Some(update.used),
+                    Some(update.size),
+                    update.cost,
+                    update.meta.into_option(),
+                    CostRule::Patch,
+                ));
+            }
             SessionUpdate::Notice(notice) => self.notices.push(*notice),
             SessionUpdate::CompactionUpdate(update) => {
                 let id = update.compaction_id.clone();

@@ -213,3 +213,36 @@ fn limits_keep_the_newest_entries_and_count_the_rest() {
     let json = serde_json::to_value(&state).expect("state");
     assert_eq!(json["dropped"]["messages"], 3);
 }
+
+/// v2 `usage_update`: an omitted `cost` leaves the last one, `null` clears it (the schema's
+/// patch rule; the reducer used to replace the whole report); a `null` number is read as
+/// unknown with the rest kept, noted once.
+#[test]
+fn usage_reports_patch_the_cost_and_null_numbers_are_read_leniently() {
+    let mut state = fold(&[
+        json!({"sessionUpdate": "usage_update", "used": 1, "size": 10, "cost": {"amount": 2, "currency": "EUR"}}),
+        json!({"sessionUpdate": "usage_update", "used": 3, "size": 10}),
+    ]);
+    let usage = state.usage.as_ref().expect("kept");
+    assert_eq!((usage.used, usage.size), (Some(3), Some(10)));
+    assert_eq!(usage.cost.as_ref().map(|c| c.currency.as_str()), Some("EUR"));
+
+    let raw = json!({"sessionUpdate": "usage_update", "used": 4, "size": null});
+    let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("size is null");
+    assert_eq!(
+        state.reject(raw, &err),
+        acp_session::Rejection::Lenient { noted: true }
+    );
+    let usage = state.usage.as_ref().expect("kept");
+    assert_eq!((usage.used, usage.size), (Some(4), None));
+    assert!(usage.cost.is_some(), "an omitted cost leaves the last one");
+    assert_eq!(state.problems.len(), 1, "{:?}", state.problems);
+    assert!(state.undecoded.is_empty());
+
+    let update = serde_json::from_value::<SessionUpdate>(
+        json!({"sessionUpdate": "usage_update", "used": 5, "size": 10, "cost": null}),
+    )
+    .expect("a valid update");
+    state.apply(update);
+    assert_eq!(state.usage.as_ref().map(|u| u.cost.is_none()), Some(true));
+}

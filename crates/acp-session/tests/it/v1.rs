@@ -10,6 +10,7 @@ use acp_rpc::{Connection, ConnectionOptions, Handler, RequestContext, RpcError};
 use acp_session::v1::agent::{AgentSession, TurnLimits};
 use acp_session::v1::SessionState;
 use acp_session::v2::Role;
+use acp_session::Rejection;
 use acp_v1::{SessionUpdate, StopReason, ToolCallStatus, ToolKind};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -258,14 +259,14 @@ fn a_tool_call_first_seen_in_a_permission_request_or_an_update_is_created() {
     assert!(state.problems.is_empty(), "{:?}", state.problems);
 }
 
-/// An update that does not decode (claude-agent-acp's `usage_update` with `used: null`, an
-/// update kind v1 does not define) is kept, with why, in the state: never silently lost.
+/// An update that does not decode (a number that is a string, an update kind v1 does not
+/// define) is kept, with why, in the state: never silently lost.
 #[test]
 fn an_update_that_does_not_decode_is_kept_as_a_diagnostic() {
     let mut state = SessionState::new();
-    let raw = json!({"sessionUpdate": "usage_update", "used": null, "size": 1000});
-    let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("used is required");
-    state.reject(raw.clone(), &err);
+    let raw = json!({"sessionUpdate": "usage_update", "used": "many", "size": 1000});
+    let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("used is a number");
+    assert_eq!(state.reject(raw.clone(), &err), Rejection::Problem);
     assert_eq!(state.problems.len(), 1);
     assert!(
         state.problems[0].contains("usage_update"),
@@ -273,6 +274,41 @@ fn an_update_that_does_not_decode_is_kept_as_a_diagnostic() {
         state.problems
     );
     assert_eq!(state.rejected, [raw]);
+    assert_eq!(state.usage, None);
+}
+
+/// claude-agent-acp sends `usage_update` with `used: null` on every turn (issue 25, item 9):
+/// the size and cost still reach the state, `used` is unknown, and the session gets one note,
+/// not a problem per turn.
+#[test]
+fn a_usage_update_with_a_null_number_keeps_the_rest_and_is_noted_once() {
+    let mut state = SessionState::new();
+    for turn in 1..=3 {
+        let raw = json!({
+            "sessionUpdate": "usage_update", "used": null, "size": 200_000,
+            "cost": {"amount": turn, "currency": "USD"}, "_meta": {"turn": turn}
+        });
+        let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("used is null");
+        assert_eq!(
+            state.reject(raw, &err),
+            Rejection::Lenient { noted: turn == 1 }
+        );
+        let usage = state.usage.as_ref().expect("the report is kept");
+        assert_eq!((usage.used, usage.size), (None, Some(200_000)));
+        let cost = usage.cost.as_ref().expect("the cost is kept");
+        assert_eq!((cost.amount.to_string(), cost.currency.as_str()), (turn.to_string(), "USD"));
+        assert_eq!(usage.meta.as_ref().map(|m| m["turn"].clone()), Some(json!(turn)));
+    }
+    assert_eq!(state.problems.len(), 1, "{:?}", state.problems);
+    assert!(state.problems[0].contains("`used`"), "{:?}", state.problems);
+    assert!(state.rejected.is_empty());
+    // A strict report afterwards: everything known again; v1 reports carry their whole cost.
+    state.apply(
+        serde_json::from_value(json!({"sessionUpdate": "usage_update", "used": 5, "size": 10}))
+            .expect("a valid v1 update"),
+    );
+    let usage = state.usage.as_ref().expect("kept");
+    assert_eq!((usage.used, usage.size, usage.cost.is_none()), (Some(5), Some(10), true));
 }
 
 /// The v1 reducer's limits: the oldest messages go (and messages keyed by id are still found),
