@@ -5,7 +5,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use acp_sdk::client::{ClientSession, Event, Protocol, StopReason};
+use acp_rpc::process::StderrMode;
+use acp_sdk::client::{ClientSession, Event, Grant, Protocol, StopReason, ToolStatus};
 use acp_sdk::{Client, ClientOptions};
 
 use crate::CliError;
@@ -23,10 +24,15 @@ pub struct ChatOptions {
     pub protocol: Protocol,
     /// The session's working directory.
     pub cwd: PathBuf,
-    /// Allow what the agent asks permission for (else refuse).
-    pub yes: bool,
+    /// How permission requests are answered without asking (`--yes`); `Refuse` asks in the
+    /// interactive chat.
+    pub yes: Grant,
     /// Resume this session (with its history) instead of starting one.
     pub resume: Option<String>,
+    /// Log in with this method before the session.
+    pub auth: Option<String>,
+    /// Where a spawned agent's stderr goes (appended); `None`: this process's stderr.
+    pub agent_log: Option<PathBuf>,
 }
 
 /// The chat's session: the one `--resume` names, with its history replayed into the state, or
@@ -41,11 +47,32 @@ pub async fn open_session(
     }
 }
 
-/// The exit code for a stop reason: 0 when the agent finished its turn.
+/// The most characters of a failed tool call's reason shown on its line.
+const REASON_CHARS: usize = 200;
+
+/// Why the tool call `id` failed, as the agent put it in its content, on one line (cut at
+/// [`REASON_CHARS`]); `None` when it said nothing.
+pub fn failure_reason(session: &ClientSession, id: &str) -> Option<String> {
+    let state = session.state();
+    let call = state.tool_calls.iter().find(|call| call.id == id)?;
+    let line = call.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    let mut cut: String = line.chars().take(REASON_CHARS).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    Some(cut)
+}
+
+/// The exit code for a stop reason: 0 when the agent finished its turn. `cancelled` here is
+/// the agent's own doing (it ends a turn so after a refused permission): a signal, the only way
+/// the user cancels a `--prompt` chat, exits `128 + signal` instead (130 for Ctrl-C).
 pub fn exit_code(reason: &StopReason) -> i32 {
     match reason {
         StopReason::EndTurn => 0,
-        StopReason::Cancelled => 130,
+        StopReason::Cancelled => 5,
         StopReason::Refusal => 3,
         StopReason::MaxTokens | StopReason::MaxTurnRequests => 4,
         _ => 1,
@@ -104,6 +131,16 @@ pub async fn connect(
     };
     let mut command = tokio::process::Command::new(program);
     command.args(args);
+    let mut client_options = client_options;
+    if let Some(path) = &options.agent_log {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|err| CliError::Io(format!("the agent's log `{}`: {err}", path.display())))?;
+        command.stderr(log);
+        client_options = client_options.agent_stderr(StderrMode::AsConfigured);
+    }
     let client = Client::spawn(command, client_options)
         .await
         .map_err(|err| CliError::Agent(err.to_string()))?;
@@ -120,8 +157,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
         .info("acp", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol)
         .on_permission(move |request| async move {
-            let kind = if yes { "allow" } else { "reject" };
-            let choice = request.options.iter().find(|c| c.kind.starts_with(kind));
+            let choice = request.pick(yes);
             note!(
                 "[permission] {} → {}",
                 request.title,
@@ -145,8 +181,14 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
 
 /// Opens the session and runs the prompts; the exit code of the last turn.
 async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError> {
+    if let Some(method) = &options.auth {
+        crate::auth::login(client, method).await?;
+    }
     let session = match open_session(client, options).await {
         Ok(session) => session,
+        Err(err) if crate::auth::is_auth_required(&err) => {
+            return Err(crate::auth::required(client, &err, "--auth"));
+        }
         Err(err) => {
             let method = if options.resume.is_some() {
                 "resuming the session"
@@ -158,7 +200,11 @@ async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError
     };
     let mut code = 0;
     let mut stdout = std::io::stdout();
+    // Problems are printed from the session's state, in its order: those recorded outside a
+    // turn (an update right after `session/new`, or after a v1 prompt's answer) too.
+    let mut problems_shown = 0;
     for text in &options.prompts {
+        show_problems(&session, &mut problems_shown);
         let mut turn = session
             .prompt(text.as_str())
             .await
@@ -169,13 +215,19 @@ async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError
                     let _ = write!(stdout, "{text}");
                     let _ = stdout.flush();
                 }
-                Event::ToolCall { title, status, .. } => note!("[tool] {title}: {status:?}"),
+                Event::ToolCall { id, title, status } => match status {
+                    ToolStatus::Failed => match failure_reason(&session, &id) {
+                        Some(reason) => note!("[tool] {title}: Failed: {reason}"),
+                        None => note!("[tool] {title}: Failed"),
+                    },
+                    status => note!("[tool] {title}: {status:?}"),
+                },
                 Event::Plan(steps) => {
                     for (step, status) in steps {
                         note!("[plan] {step}: {status:?}");
                     }
                 }
-                Event::Problem(problem) => note!("[problem] {problem}"),
+                Event::Problem(_) => show_problems(&session, &mut problems_shown),
                 _ => {}
             }
         }
@@ -185,5 +237,15 @@ async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError
             Err(err) => return Err(CliError::Agent(format!("session/prompt: {err}"))),
         }
     }
+    show_problems(&session, &mut problems_shown);
     Ok(code)
+}
+
+/// Prints the session's problems after the first `shown`.
+fn show_problems(session: &ClientSession, shown: &mut usize) {
+    let problems = session.state().problems;
+    for problem in problems.iter().skip(*shown) {
+        note!("[problem] {problem}");
+    }
+    *shown = (*shown).max(problems.len());
 }

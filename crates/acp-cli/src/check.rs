@@ -36,6 +36,8 @@ pub struct CheckOptions {
     pub timeout: Duration,
     /// One JSON document instead of the table.
     pub json: bool,
+    /// Log in with this method before the session steps.
+    pub auth: Option<String>,
     /// Write each version's recording to `PREFIX.v1.ndjson` / `PREFIX.v2.ndjson`.
     pub record: Option<PathBuf>,
 }
@@ -76,6 +78,8 @@ pub struct Run {
     pub linted: bool,
     /// What the lint rules found in the recording.
     pub violations: Vec<Violation>,
+    /// The agent refused a session until a login, and none was given (`--auth`).
+    pub auth_required: bool,
 }
 
 impl Run {
@@ -89,8 +93,9 @@ impl Run {
 }
 
 /// The steps, in the order they run (the table's rows).
-const STEPS: [&str; 9] = [
+const STEPS: [&str; 10] = [
     "initialize",
+    "authenticate",
     "session/new",
     "prompt",
     "cancel",
@@ -102,7 +107,7 @@ const STEPS: [&str; 9] = [
 ];
 
 /// Where the bad-input steps begin in [`STEPS`].
-const BAD_INPUT: usize = 7;
+const BAD_INPUT: usize = 8;
 
 async fn within<T>(
     timeout: Duration,
@@ -119,6 +124,10 @@ async fn within<T>(
 struct Driver {
     timeout: Duration,
     steps: Vec<(&'static str, Verdict)>,
+    /// The prompt step timed out and its turn did not end when cancelled.
+    stuck_turn: bool,
+    /// `session/new` was refused until a login, and none was given.
+    auth_required: bool,
 }
 
 impl Driver {
@@ -140,27 +149,46 @@ impl Driver {
     }
 
     async fn prompt(&mut self, session: &ClientSession) {
-        let verdict = match within(self.timeout, async {
-            session
-                .prompt("Hello! Please answer in one short sentence.")
-                .await?
-                .outcome()
-                .await
-        })
+        let turn = match within(
+            self.timeout,
+            session.prompt("Hello! Please answer in one short sentence."),
+        )
         .await
         {
-            Ok(outcome) => Verdict::Ok(format!(
+            Ok(turn) => turn,
+            Err(err) => {
+                self.record("prompt", Verdict::Failed(err));
+                return;
+            }
+        };
+        let mut outcome = Box::pin(turn.outcome());
+        let verdict = match tokio::time::timeout(self.timeout, &mut outcome).await {
+            Ok(Ok(outcome)) => Verdict::Ok(format!(
                 "{:?}, {} chars of text",
                 outcome.stop_reason,
                 outcome.text.len()
             )),
-            Err(err) => Verdict::Failed(err),
+            Ok(Err(err)) => Verdict::Failed(err.to_string()),
+            Err(_) => {
+                // The turn still runs: cancelled, so the next step's prompt is not refused by
+                // this client (a second v1 prompt) and blamed on the agent.
+                let _ = session.cancel().await;
+                if tokio::time::timeout(self.timeout, outcome).await.is_err() {
+                    self.stuck_turn = true;
+                }
+                Verdict::Failed(format!("no answer within {:?}", self.timeout))
+            }
         };
         self.record("prompt", verdict);
     }
 
     async fn cancel(&mut self, session: &ClientSession) {
-        let verdict = match within(self.timeout, async {
+        if self.stuck_turn {
+            let why = "the timed-out prompt did not end when cancelled";
+            self.record("cancel", Verdict::Skipped(why.into()));
+            return;
+        }
+        let verdict = match tokio::time::timeout(self.timeout, async {
             let turn = session
                 .prompt("Count slowly from 1 to 50, one number a line.")
                 .await?;
@@ -171,8 +199,11 @@ impl Driver {
         {
             // Whether `cancelled` was owed is the lint's to say: a turn may end before the
             // cancel reaches it.
-            Ok(outcome) => Verdict::Ok(format!("ended {:?}", outcome.stop_reason)),
-            Err(err) => Verdict::Failed(err),
+            Ok(Ok(outcome)) => Verdict::Ok(format!("ended {:?}", outcome.stop_reason)),
+            // This client refused the call itself (nothing reached the agent).
+            Ok(Err(err @ ClientError::Usage(_))) => Verdict::Skipped(format!("not sent: {err}")),
+            Ok(Err(err)) => Verdict::Failed(err.to_string()),
+            Err(_) => Verdict::Failed(format!("no answer within {:?}", self.timeout)),
         };
         self.record("cancel", verdict);
     }
@@ -285,6 +316,8 @@ async fn check_version(options: &CheckOptions, version: u16) -> Result<Run, CliE
     let mut driver = Driver {
         timeout: options.timeout,
         steps: Vec::new(),
+        stuck_turn: false,
+        auth_required: false,
     };
     let connected = within(
         options.timeout,
@@ -325,7 +358,7 @@ async fn check_version(options: &CheckOptions, version: u16) -> Result<Run, CliE
     };
     if let Some(client) = &client {
         if driver.steps.len() == 1 {
-            drive(&mut driver, client, &options.cwd).await;
+            drive(&mut driver, client, &options.cwd, options.auth.as_deref()).await;
         }
     }
     match client {
@@ -343,7 +376,7 @@ async fn check_version(options: &CheckOptions, version: u16) -> Result<Run, CliE
         let mut recording = Vec::new();
         for line in &lines {
             if let Some(from) = line.from {
-                recording.extend(crate::transcript::entry(from, &line.bytes));
+                recording.extend(crate::transcript::entry(from, &line.bytes, line.t_ms));
             }
         }
         std::fs::write(&path, recording).map_err(|err| {
@@ -370,24 +403,48 @@ async fn check_version(options: &CheckOptions, version: u16) -> Result<Run, CliE
         steps: driver.steps,
         linted,
         violations,
+        auth_required: driver.auth_required,
     })
 }
 
 /// The steps after `initialize`.
-async fn drive(driver: &mut Driver, client: &Client, cwd: &PathBuf) {
-    let session = match within(driver.timeout, client.new_session(cwd)).await {
-        Ok(session) => {
+async fn drive(driver: &mut Driver, client: &Client, cwd: &PathBuf, auth: Option<&str>) {
+    let login = match auth {
+        Some(method) => match within(driver.timeout, client.authenticate(method)).await {
+            Ok(()) => Verdict::Ok(format!("logged in with `{method}`")),
+            Err(err) => Verdict::Failed(err),
+        },
+        None => Verdict::Skipped("no --auth given".into()),
+    };
+    driver.record("authenticate", login);
+    let created = tokio::time::timeout(driver.timeout, client.new_session(cwd)).await;
+    let session = match created {
+        Ok(Ok(session)) => {
             driver.record("session/new", Verdict::Ok(session.id().to_owned()));
             session
         }
-        Err(err) => {
-            // The bad-input steps need no session: they still run.
-            let (verdict, why) = if err.contains("-32000") {
-                let verdict = Verdict::Skipped(format!("authentication required ({err})"));
-                (verdict, "authentication required")
-            } else {
-                (Verdict::Failed(err), "no session")
+        Ok(Err(err)) if auth.is_none() && crate::auth::is_auth_required(&err) => {
+            driver.auth_required = true;
+            let methods: Vec<String> = crate::auth::methods(client)
+                .iter()
+                .map(|line| line.trim().to_owned())
+                .collect();
+            let verdict = Verdict::Skipped(format!(
+                "authentication required ({err}); give --auth METHOD: {}",
+                methods.join(", ")
+            ));
+            driver.record("session/new", verdict);
+            driver.skip_until(BAD_INPUT, "authentication required");
+            driver.bad_input(client).await;
+            return;
+        }
+        failed => {
+            let err = match failed {
+                Ok(Err(err)) => err.to_string(),
+                _ => format!("no answer within {:?}", driver.timeout),
             };
+            // The bad-input steps need no session: they still run.
+            let (verdict, why) = (Verdict::Failed(err), "no session");
             driver.record("session/new", verdict);
             driver.skip_until(BAD_INPUT, why);
             driver.bad_input(client).await;
@@ -440,7 +497,8 @@ fn render(runs: &[Run], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs the checks; the exit code is 1 when a MUST was broken.
+/// Runs the checks; the exit code is 1 when a MUST was broken, else 6 when the agent wanted a
+/// login nobody gave (`--auth`).
 pub async fn run(options: &CheckOptions, out: &mut dyn Write) -> Result<i32, CliError> {
     let mut runs = Vec::new();
     for &version in &options.versions {
@@ -454,5 +512,12 @@ pub async fn run(options: &CheckOptions, out: &mut dyn Write) -> Result<i32, Cli
         render(&runs, out)
     };
     written.map_err(|err| CliError::Io(err.to_string()))?;
-    Ok(i32::from(runs.iter().any(Run::failed)))
+    Ok(if runs.iter().any(Run::failed) {
+        1
+    } else if runs.iter().any(|run| run.auth_required) {
+        // Nothing past `session/new` was checked: not a pass.
+        crate::auth::AUTH_REQUIRED_EXIT
+    } else {
+        0
+    })
 }

@@ -10,11 +10,15 @@
 //! mode, and Ctrl-C arrives as SIGINT (`tokio::signal`).
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use acp_sdk::client::{ClientSession, Event, Folded, PermissionRequest, StopReason, ToolStatus};
+use acp_sdk::client::{
+    ClientSession, Event, Folded, Grant, PermissionRequest, StopReason, ToolStatus,
+};
 use acp_sdk::{Client, ClientOptions, StepStatus};
 use rustyline::error::ReadlineError;
+
 use tokio::sync::{mpsc, oneshot};
 
 use crate::chat::ChatOptions;
@@ -70,21 +74,46 @@ impl Input {
 }
 
 /// How output is drawn: colour and in-place updates only on a terminal.
+///
+/// The screen never erases what it did not draw: a status line is redrawn in place only while
+/// the cursor is still on it, and every line of ours (status, plan, problem) starts on a fresh
+/// line, so it never glues onto the agent's text.
 struct Screen {
     tty: bool,
     /// The tool call whose status line the cursor is on, if it is on one.
     tool_line: Option<String>,
+    /// The cursor is at the start of a line.
+    at_line_start: bool,
 }
 
 impl Screen {
+    fn new() -> Self {
+        Self {
+            tty: std::io::stdout().is_terminal(),
+            tool_line: None,
+            at_line_start: true,
+        }
+    }
+
     fn print(&mut self, text: &str) {
         let mut out = std::io::stdout();
         let _ = write!(out, "{text}");
         let _ = out.flush();
+        if let Some(last) = text.chars().last() {
+            self.at_line_start = last == '\n';
+        }
+    }
+
+    /// Moves to the start of a line unless the cursor is there.
+    fn fresh_line(&mut self) {
+        if !self.at_line_start {
+            self.print("\n");
+        }
     }
 
     fn line(&mut self, text: &str) {
         self.end_tool_line();
+        self.fresh_line();
         self.print(&format!("{text}\n"));
     }
 
@@ -98,16 +127,26 @@ impl Screen {
 
     fn end_tool_line(&mut self) {
         if self.tool_line.take().is_some() {
-            self.print("\n");
+            self.fresh_line();
         }
     }
 
-    fn tool(&mut self, id: &str, title: &str, status: &ToolStatus) {
+    /// A permission question is printed by another task: the cursor is not on our status
+    /// line any more.
+    fn forget_position(&mut self) {
+        self.tool_line = None;
+        self.at_line_start = true;
+    }
+
+    fn tool(&mut self, session: &ClientSession, id: &str, title: &str, status: &ToolStatus) {
         let status = match status {
             ToolStatus::Pending => "pending".to_owned(),
             ToolStatus::InProgress => "running".to_owned(),
             ToolStatus::Completed => "done".to_owned(),
-            ToolStatus::Failed => "failed".to_owned(),
+            ToolStatus::Failed => match crate::chat::failure_reason(session, id) {
+                Some(reason) => format!("failed: {reason}"),
+                None => "failed".to_owned(),
+            },
             other => format!("{other:?}"),
         };
         let text = format!("[tool] {title}: {status}");
@@ -115,6 +154,7 @@ impl Screen {
             self.print(&format!("\r\x1b[K{text}"));
         } else if self.tty {
             self.end_tool_line();
+            self.fresh_line();
             self.print(&text);
             self.tool_line = Some(id.to_owned());
         } else {
@@ -122,7 +162,7 @@ impl Screen {
         }
     }
 
-    fn event(&mut self, event: Event) {
+    fn event(&mut self, session: &ClientSession, event: Event) {
         match event {
             Event::Text(text) => {
                 self.end_tool_line();
@@ -133,7 +173,8 @@ impl Screen {
                 let dimmed = self.dim(&text);
                 self.print(&dimmed);
             }
-            Event::ToolCall { id, title, status } => self.tool(&id, &title, &status),
+            Event::ToolCall { id, title, status } => self.tool(session, &id, &title, &status),
+            Event::PermissionAsked { .. } => self.forget_position(),
             Event::TerminalOutput { text, .. } => {
                 self.end_tool_line();
                 self.print(&text);
@@ -187,6 +228,23 @@ const HELP: &str = "/help  this list
 Ctrl-C during a turn cancels it.
 Any other line is a prompt; the agent's own slash commands (/name) go to it as prompts.";
 
+/// How long `/help` waits for a just-opened session's commands: agents send them right after
+/// the `session/new` answer, and the answer reaches the chat before they are folded in.
+const COMMANDS_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The agent's commands in `session`; for a `fresh` session, waited for up to
+/// [`COMMANDS_GRACE`].
+async fn commands_soon(session: &ClientSession, fresh: bool) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + COMMANDS_GRACE;
+    loop {
+        let known = agent_commands(session);
+        if !known.is_empty() || !fresh || tokio::time::Instant::now() >= deadline {
+            return known;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// The slash commands the agent offers in `session`, as `/name`.
 fn agent_commands(session: &ClientSession) -> Vec<String> {
     match session.folded() {
@@ -229,13 +287,12 @@ async fn session(
             Ok(session) => *held = Some(session),
             Err(err) => {
                 screen.line(&format!("[error] session/new: {err}"));
-                let methods = &client.agent().auth_methods;
+                let methods = crate::auth::methods(client);
                 if !methods.is_empty() {
-                    let ids: Vec<&str> = methods.iter().map(|m| m.id.as_str()).collect();
-                    screen.line(&format!(
-                        "[login] the agent offers: /auth {}",
-                        ids.join(" | /auth ")
-                    ));
+                    screen.line("[login] /auth METHOD, one of:");
+                    for line in methods {
+                        screen.line(&line);
+                    }
                 }
             }
         }
@@ -308,7 +365,7 @@ async fn turn(
     loop {
         tokio::select! {
             event = turn.next_event() => match event {
-                Some(event) => screen.event(event),
+                Some(event) => screen.event(session, event),
                 None => break,
             },
             () = interrupts.next() => {
@@ -332,15 +389,50 @@ async fn turn(
                 other => format!("{other:?}"),
             };
             let note = screen.dim(&format!("[{reason}]"));
-            screen.print(&format!("\n{note}\n"));
+            screen.line(&note);
         }
         Err(err) => screen.line(&format!("\n[error] {err}")),
     }
     true
 }
 
+/// A new log file for a spawned agent's stderr, in the temporary directory: created here
+/// (never an existing file or link someone else put there), its path shown once.
+fn new_agent_log() -> Result<PathBuf, CliError> {
+    let dir = std::env::temp_dir();
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = dir.join(format!(
+            "acp-chat-{}-{nanos:x}{attempt}.agent.log",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => return Ok(path),
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(CliError::Io(format!(
+        "a log file for the agent's stderr in `{}`: {}",
+        dir.display(),
+        last.map_or_else(String::new, |err| err.to_string())
+    )))
+}
+
 /// The interactive loop.
 pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
+    // The agent's stderr (stack traces, hook warnings) is not part of the conversation.
+    let mut options = options.clone();
+    if options.agent_log.is_none() && options.url.is_none() {
+        options.agent_log = Some(new_agent_log()?);
+    }
+    let options = &options;
     let input = Input::start()?;
     let asking = input.clone();
     let yes = options.yes;
@@ -352,12 +444,8 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
         .on_permission(move |request| {
             let (input, gate) = (asking.clone(), one_at_a_time.clone());
             async move {
-                if yes {
-                    return request
-                        .options
-                        .iter()
-                        .find(|c| c.allows())
-                        .map(|c| c.id.clone());
+                if yes != Grant::Refuse {
+                    return request.pick(yes).map(|c| c.id.clone());
                 }
                 let _turn = gate.lock().await;
                 ask(&input, request).await
@@ -378,10 +466,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
 
 /// The conversation, until /quit, Ctrl-D or a second Ctrl-C.
 async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i32, CliError> {
-    let mut screen = Screen {
-        tty: std::io::stdout().is_terminal(),
-        tool_line: None,
-    };
+    let mut screen = Screen::new();
     let agent = client.agent();
     screen.line(&format!(
         "{} {} (protocol v{}); /help for commands",
@@ -389,8 +474,22 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
         agent.version,
         agent.protocol_version
     ));
+    if let Some(log) = &options.agent_log {
+        let note = screen.dim(&format!("(the agent's stderr: {})", log.display()));
+        screen.line(&note);
+    }
     let mut held: Option<ClientSession> = None;
     let mut interrupts = Interrupts::new()?;
+    if let Some(method) = &options.auth {
+        match interrupts
+            .or_interrupt(crate::auth::login(client, method))
+            .await
+        {
+            Some(Ok(())) => screen.line(&format!("[login] done: {method}")),
+            Some(Err(err)) => screen.line(&format!("[error] {err}")),
+            None => screen.line("[interrupted]"),
+        }
+    }
     let mut interrupted = false;
     loop {
         let line = match input.line("> ").await {
@@ -410,18 +509,34 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
             Some("/quit") => break,
             Some("/help") => {
                 screen.line(HELP);
-                let known = held.as_ref().map(agent_commands).unwrap_or_default();
-                if !known.is_empty() {
-                    screen.line(&format!("the agent's commands: {}", known.join(" ")));
+                // The agent says its commands in the session (available_commands_update): one
+                // is opened for them, and given a moment for what follows its answer.
+                let fresh = held.is_none();
+                let opened = session(client, &mut held, options, &mut screen, &mut interrupts);
+                if let Some(session) = opened.await {
+                    let known = commands_soon(&session, fresh).await;
+                    if !known.is_empty() {
+                        screen.line(&format!("the agent's commands: {}", known.join(" ")));
+                    }
                 }
             }
             Some("/auth") => match words.next() {
-                Some(method) => match interrupts.or_interrupt(client.authenticate(method)).await {
-                    Some(Ok(())) => screen.line("[login] done"),
-                    Some(Err(err)) => screen.line(&format!("[error] {err}")),
-                    None => screen.line("[interrupted]"),
-                },
-                None => screen.line("/auth METHOD"),
+                Some(method) => {
+                    match interrupts
+                        .or_interrupt(crate::auth::login(client, method))
+                        .await
+                    {
+                        Some(Ok(())) => screen.line("[login] done"),
+                        Some(Err(err)) => screen.line(&format!("[error] {err}")),
+                        None => screen.line("[interrupted]"),
+                    }
+                }
+                None => {
+                    screen.line("/auth METHOD, one of:");
+                    for line in crate::auth::methods(client) {
+                        screen.line(&line);
+                    }
+                }
             },
             Some("/set") => match (words.next(), words.next()) {
                 (Some(id), Some(value)) => {

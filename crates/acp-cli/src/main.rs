@@ -23,6 +23,7 @@ macro_rules! note {
     }};
 }
 
+mod auth;
 mod chat;
 mod check;
 mod classify;
@@ -39,7 +40,7 @@ mod transcript;
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use acp_sdk::client::Protocol;
+use acp_sdk::client::{Grant, Protocol};
 use clap::{Parser, Subcommand};
 
 use crate::classify::Surface;
@@ -54,6 +55,15 @@ impl Command {
             Command::Serve { .. } | Command::Proxy { .. } => true,
             _ => false,
         }
+    }
+}
+
+/// What `--yes[=SCOPE]` grants.
+fn grant_of(flag: Option<&str>) -> Grant {
+    match flag {
+        None => Grant::Refuse,
+        Some("always") => Grant::Always,
+        Some(_) => Grant::Once,
     }
 }
 
@@ -81,6 +91,9 @@ pub enum CliError {
     /// Reading or writing failed.
     #[error("{0}")]
     Io(String),
+    /// The agent wants a login nobody gave (exit code 6).
+    #[error("{0}")]
+    AuthRequired(String),
 }
 
 /// The ACP command-line tool.
@@ -94,6 +107,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Chat with an agent in the terminal (`--prompt` runs non-interactively).
+    ///
+    /// With `--prompt`, the exit code is the last turn's stop reason: 0 `end_turn`, 3
+    /// `refusal`, 4 `max_tokens` / `max_turn_requests`, 5 `cancelled` by the agent (after a
+    /// refused permission, say), 1 another reason or an error; 128 + the signal when one ended
+    /// the chat (130 for Ctrl-C).
     Chat {
         /// A prompt (repeatable): run them, print the replies and exit with the last turn's stop
         /// reason. Without one the chat is interactive.
@@ -105,9 +123,12 @@ enum Command {
         /// The session's working directory (default: the current one).
         #[arg(long)]
         cwd: Option<PathBuf>,
-        /// Allow what the agent asks permission for (default: refuse).
-        #[arg(long)]
-        yes: bool,
+        /// Allow what the agent asks permission for: `--yes` this time (`allow_once`, else the
+        /// narrowest allow offered), `--yes=always` from now on (`allow_always`). Without it:
+        /// refuse (`--prompt`) or ask (interactive).
+        #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true,
+              default_missing_value = "once", value_parser = ["once", "always"])]
+        yes: Option<String>,
         /// A remote agent's endpoint instead of a command: `http://HOST:PORT/acp` (Streamable
         /// HTTP) or `ws://HOST:PORT/acp` (WebSocket). A bearer token goes in ACP_TOKEN.
         #[arg(long, value_name = "URL", conflicts_with = "agent")]
@@ -116,6 +137,14 @@ enum Command {
         /// one; `acp sessions` lists them.
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
+        /// Log in with this method of the agent's (`authenticate`) before the session; an agent
+        /// that needs a login and gets none makes the exit code 6.
+        #[arg(long, value_name = "METHOD")]
+        auth: Option<String>,
+        /// Append the agent's stderr to FILE. Default: the interactive chat writes it to a log
+        /// in the temporary directory (its path shown once), `--prompt` passes it through.
+        #[arg(long, value_name = "FILE")]
+        agent_log: Option<PathBuf>,
         /// The agent and its arguments.
         #[arg(last = true, required_unless_present = "url", value_name = "AGENT")]
         agent: Vec<String>,
@@ -232,6 +261,10 @@ enum Command {
         /// The results as JSON.
         #[arg(long)]
         json: bool,
+        /// Log in with this method of the agent's (`authenticate`) before the session; an agent
+        /// that needs a login and gets none makes the exit code 6.
+        #[arg(long, value_name = "METHOD")]
+        auth: Option<String>,
         /// Write each version's recording to PREFIX.v1.ndjson / PREFIX.v2.ndjson.
         #[arg(long, value_name = "PREFIX")]
         record: Option<PathBuf>,
@@ -301,6 +334,8 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             yes,
             url,
             resume,
+            auth,
+            agent_log,
             agent,
         } => {
             let cwd = working_directory(cwd)?;
@@ -310,8 +345,10 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 prompts,
                 protocol: protocol_of(&protocol),
                 cwd,
-                yes,
+                yes: grant_of(yes.as_deref()),
                 resume,
+                auth,
+                agent_log,
             };
             if options.prompts.is_empty() {
                 interactive::run(&options).await
@@ -332,8 +369,10 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 prompts: Vec::new(),
                 protocol: protocol_of(&protocol),
                 cwd: working_directory(cwd)?,
-                yes: false,
+                yes: Grant::Refuse,
                 resume: None,
+                auth: None,
+                agent_log: None,
             };
             sessions::run(&options, here).await
         }
@@ -418,10 +457,12 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             cwd,
             timeout,
             json,
+            auth,
             record,
             agent,
         } => {
             let options = check::CheckOptions {
+                auth,
                 record,
                 agent,
                 versions: match protocol.as_str() {
@@ -494,7 +535,10 @@ fn main() {
         Ok(code) => code,
         Err(err) => {
             note!("acp: error: {err}");
-            2
+            match err {
+                CliError::AuthRequired(_) => auth::AUTH_REQUIRED_EXIT,
+                _ => 2,
+            }
         }
     };
     // Background tasks (the proxy's stdin reader) must not keep the process alive.

@@ -38,6 +38,8 @@ impl Log {
                     number,
                     from: Some(from),
                     bytes: line,
+                    // When the line completed: the recording keeps each line's own time.
+                    t_ms: crate::transcript::now_ms(),
                 });
             }
             rest = &rest[end + 1..];

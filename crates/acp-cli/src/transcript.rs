@@ -22,6 +22,8 @@ pub struct Line {
     pub from: Option<Side>,
     /// The line, without its newline.
     pub bytes: Vec<u8>,
+    /// When it passed (milliseconds since the Unix epoch), when known.
+    pub t_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -76,6 +78,7 @@ fn unwrap(number: usize, bytes: Vec<u8>) -> Line {
                 number,
                 from,
                 bytes: inner,
+                t_ms: entry.t_ms,
             };
         }
     }
@@ -83,15 +86,20 @@ fn unwrap(number: usize, bytes: Vec<u8>) -> Line {
         number,
         from: None,
         bytes,
+        t_ms: None,
     }
 }
 
-/// The recording entry for `line` sent by `from`, with its newline.
-pub fn entry(from: Side, line: &[u8]) -> Vec<u8> {
-    let t_ms = SystemTime::now()
+/// The time now, in milliseconds since the Unix epoch.
+pub fn now_ms() -> Option<u64> {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()
-        .and_then(|d| u64::try_from(d.as_millis()).ok());
+        .and_then(|d| u64::try_from(d.as_millis()).ok())
+}
+
+/// The recording entry for `line` sent by `from` at `t_ms`, with its newline.
+pub fn entry(from: Side, line: &[u8], t_ms: Option<u64>) -> Vec<u8> {
     let from = match from {
         Side::Client => EntrySide::Client,
         Side::Agent => EntrySide::Agent,
@@ -130,7 +138,7 @@ impl Recorder {
 
     /// Records one line.
     pub fn record(&mut self, from: Side, line: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(&entry(from, line))?;
+        self.file.write_all(&entry(from, line, now_ms()))?;
         self.file.flush()
     }
 }
@@ -146,11 +154,12 @@ mod tests {
             b"not json at all",
             b"\xff\xfe",
         ] {
-            let entry = entry(Side::Agent, line);
+            let entry = entry(Side::Agent, line, Some(7));
             let read = read(&entry[..]).expect("reads");
             assert_eq!(read.len(), 1);
             assert_eq!(read[0].bytes, line);
             assert_eq!(read[0].from, Some(Side::Agent));
+            assert_eq!(read[0].t_ms, Some(7));
         }
     }
 

@@ -68,6 +68,8 @@ pub(crate) struct Shared {
     pub(crate) undelivered: Arc<Semaphore>,
     /// Arrival order of incoming messages.
     pub(crate) sequencer: Sequencer,
+    /// The arrival number of the last message the ordered queue delivered (0: none yet).
+    pub(crate) ordered_done: tokio::sync::watch::Sender<u64>,
     /// Every task handling an incoming message, so shutdown can wait for their answers.
     pub(crate) tasks: TaskTracker,
     /// The negotiated protocol version; 0 until there is one.
@@ -129,6 +131,7 @@ impl Connection {
             unanswered: bound(options.max_pending_requests),
             undelivered: bound(options.max_pending_notifications),
             sequencer: Sequencer::default(),
+            ordered_done: tokio::sync::watch::Sender::new(0),
             tasks: TaskTracker::new(),
             protocol_version: AtomicU32::new(0),
             options,

@@ -53,3 +53,57 @@ fn a_person_chats_answers_a_permission_and_cancels_with_ctrl_c() {
         chat.exp_eof().expect("acp chat leaves");
     }
 }
+
+/// Against an agent that sends its commands on the line right after the `session/new`
+/// answer, `/help` (the first thing typed) lists them, every time (issue 25, item 1; the
+/// closing note's 20 of 20 is `ACP_HELP_RUNS=20`). The agent's stderr goes to a log file, not
+/// into the chat, and the screen never draws a status line over the agent's text (item 3).
+#[test]
+fn help_lists_the_agents_commands_and_the_screen_keeps_the_agents_text() {
+    let runs: usize = std::env::var("ACP_HELP_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(3);
+    for run in 0..runs {
+        let mut command = Command::new(ACP);
+        command
+            .args(["chat", "--"])
+            .args(crate::habits::habits_agent(&[]));
+        let mut chat = spawn_command(command, Some(15_000)).expect("acp chat starts");
+        chat.exp_string("(protocol v1); /help for commands")
+            .expect("the banner");
+        let (_, log) = chat
+            .exp_regex(r"\(the agent's stderr: [^)]+\)")
+            .expect("the log's path, once");
+        chat.send_line("/help").expect("typed");
+        chat.exp_string("the agent's commands: /review /init")
+            .unwrap_or_else(|err| panic!("run {run}: {err}"));
+        if run > 0 {
+            chat.send_line("/quit").expect("typed");
+            chat.exp_eof().expect("acp chat leaves");
+            continue;
+        }
+        chat.send_line("edit").expect("typed");
+        // The agent's text stays: the tool's status line starts on a line of its own.
+        let before = chat
+            .exp_string("Let me look.\r\n")
+            .expect("the text, then a new line");
+        assert!(
+            !before.contains("PreToolUse"),
+            "stderr in the chat: {before}"
+        );
+        chat.exp_string("choice> ").expect("the question");
+        chat.send_line("3").expect("refused");
+        chat.exp_string("failed: The user doesn't want to edit notes.md")
+            .expect("the agent's reason on the tool's line");
+        chat.exp_string("[Cancelled]").expect("the turn's end");
+        chat.send_line("/quit").expect("typed");
+        chat.exp_eof().expect("acp chat leaves");
+        let path = log
+            .trim_start_matches("(the agent's stderr: ")
+            .trim_end_matches(')');
+        let logged = std::fs::read_to_string(path).expect("the log");
+        assert!(logged.contains("PreToolUse hook exited"), "{logged}");
+        let _ = std::fs::remove_file(path);
+    }
+}

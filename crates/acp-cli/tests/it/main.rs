@@ -3,5 +3,6 @@
 
 mod cli;
 mod common;
+mod habits;
 mod hygiene;
 mod interactive;

@@ -71,7 +71,7 @@ pub(super) async fn start_request<H: Handler>(
     request: Request,
     reply: Reply,
     place: OwnedSemaphorePermit,
-    arrival: u64,
+    (arrival, ordered_before): (u64, u64),
 ) {
     let shared = &connection.shared;
     let id = request.id.clone();
@@ -114,8 +114,15 @@ pub(super) async fn start_request<H: Handler>(
     let connection = connection.clone();
     shared.tasks.spawn(
         async move {
-            let (outcome, barrier_done) =
-                run(&connection, handler, request, cx, admission, cancels).await;
+            let (outcome, barrier_done) = run(
+                &connection,
+                handler,
+                request,
+                cx,
+                (ordered_before, admission),
+                cancels,
+            )
+            .await;
             lock(&connection.shared.incoming).remove(&id);
             let message = Message::Response(Response {
                 id: Some(id),
@@ -187,10 +194,21 @@ async fn run<H: Handler>(
     handler: Arc<H>,
     request: Request,
     cx: RequestContext,
-    admission: Admission,
+    (ordered_before, admission): (u64, Admission),
     cancels: Cancels,
 ) -> (Outcome, Option<crate::order::BarrierDone>) {
     let shared = &connection.shared;
+    // What the ordered queue got before this request (notifications, answers) is handled first:
+    // a handler sees the state they build, as the peer sent them (a permission request about a
+    // tool call announced on the line before). Notification handlers are quick and never wait
+    // for a request, so this wait is short; a connection that stops ends it.
+    let mut delivered = shared.ordered_done.subscribe();
+    tokio::select! {
+        biased;
+        _ = delivered.wait_for(|done| *done >= ordered_before) => {}
+        () = cancels.by_peer_cancelled() => return (Err(RpcError::request_cancelled()), None),
+        () = shared.closed.cancelled() => {}
+    }
     // Only the peer's own cancel ends the wait: at shutdown a request already read still runs
     // (with its cancellation fired) and is answered.
     let (ticket, barrier_done) = tokio::select! {

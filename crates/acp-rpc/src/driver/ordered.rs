@@ -18,12 +18,14 @@ pub(crate) enum Ordered {
     Response(Response),
 }
 
+/// Delivers the queue's items; after each, [`Shared::ordered_done`](crate::connection::Shared)
+/// says the arrival number reached, for the requests that wait for what arrived before them.
 pub(super) async fn run<H: Handler>(
     connection: Connection,
-    mut queue: mpsc::Receiver<Ordered>,
+    mut queue: mpsc::Receiver<(u64, Ordered)>,
     handler: Arc<H>,
 ) {
-    while let Some(item) = queue.recv().await {
+    while let Some((arrival, item)) = queue.recv().await {
         match item {
             Ordered::Notification(notification) => {
                 let span =
@@ -35,6 +37,7 @@ pub(super) async fn run<H: Handler>(
             }
             Ordered::Response(response) => deliver(&connection, response),
         }
+        connection.shared.ordered_done.send_replace(arrival);
     }
 }
 

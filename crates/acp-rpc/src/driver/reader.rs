@@ -21,9 +21,12 @@ use crate::order::Lane;
 pub(super) struct Dispatch<'a, H> {
     pub(super) connection: &'a Connection,
     pub(super) handler: &'a Arc<H>,
-    pub(super) ordered: &'a mpsc::Sender<Ordered>,
+    pub(super) ordered: &'a mpsc::Sender<(u64, Ordered)>,
     /// The arrival number of the last message read.
     pub(super) arrivals: u64,
+    /// The arrival number of the last message put on the ordered queue: a request read now
+    /// starts once the queue has delivered it.
+    pub(super) last_ordered: u64,
     /// When the reader stops waiting for a place among the pending requests and refuses: set
     /// when they are first found all taken, cleared when one is had again.
     pub(super) overload: Option<tokio::time::Instant>,
@@ -34,7 +37,7 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
     connection: &Connection,
     reader: R,
     handler: Arc<H>,
-    ordered: mpsc::Sender<Ordered>,
+    ordered: mpsc::Sender<(u64, Ordered)>,
 ) {
     let shared = &connection.shared;
     let mut frames = FrameReader::new(BufReader::new(reader), shared.options.max_message_size);
@@ -43,6 +46,7 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
         handler: &handler,
         ordered: &ordered,
         arrivals: 0,
+        last_ordered: 0,
         overload: None,
     };
     loop {
@@ -82,6 +86,12 @@ pub(super) async fn send(connection: &Connection, message: Message) {
 }
 
 impl<H: Handler> Dispatch<'_, H> {
+    /// Puts a message on the ordered queue, remembering its arrival number.
+    async fn enqueue(&mut self, arrival: u64, item: Ordered) {
+        self.last_ordered = arrival;
+        let _ = self.ordered.send((arrival, item)).await;
+    }
+
     /// Numbers one message and sends it on its way.
     pub(super) async fn entry(&mut self, entry: Entry, reply: Reply) {
         self.arrivals += 1;
@@ -100,7 +110,7 @@ impl<H: Handler> Dispatch<'_, H> {
                         id: Some(id),
                         outcome: Err(error),
                     };
-                    let _ = self.ordered.send(Ordered::Response(answer)).await;
+                    self.enqueue(arrival, Ordered::Response(answer)).await;
                 }
                 // A batch's slot dropped unanswered: no entry in the batch's reply.
                 drop(reply);
@@ -126,7 +136,7 @@ impl<H: Handler> Dispatch<'_, H> {
                     request,
                     reply,
                     place,
-                    arrival,
+                    (arrival, self.last_ordered),
                 )
                 .await;
             }
@@ -147,12 +157,13 @@ impl<H: Handler> Dispatch<'_, H> {
                         .await;
                     }
                     _ => {
-                        let _ = self.ordered.send(Ordered::Notification(notification)).await;
+                        self.enqueue(arrival, Ordered::Notification(notification))
+                            .await;
                     }
                 }
             }
             Ok(Message::Response(response)) => {
-                let _ = self.ordered.send(Ordered::Response(response)).await;
+                self.enqueue(arrival, Ordered::Response(response)).await;
             }
         }
     }

@@ -48,6 +48,8 @@ pub enum StderrMode {
     Capture,
     /// Discarded.
     Null,
+    /// Left as the command sets it (`Command::stderr`): a log file, say.
+    AsConfigured,
 }
 
 /// The default [`ProcessOptions::stderr_capacity`]: 256 KiB.
@@ -143,11 +145,18 @@ impl AgentProcess {
         options: ProcessOptions,
     ) -> io::Result<(Self, ChildStdout, ChildStdin)> {
         command.stdin(Stdio::piped()).stdout(Stdio::piped());
-        command.stderr(match options.stderr {
-            StderrMode::Inherit => Stdio::inherit(),
-            StderrMode::Capture => Stdio::piped(),
-            StderrMode::Null => Stdio::null(),
-        });
+        match options.stderr {
+            StderrMode::Inherit => {
+                command.stderr(Stdio::inherit());
+            }
+            StderrMode::Capture => {
+                command.stderr(Stdio::piped());
+            }
+            StderrMode::Null => {
+                command.stderr(Stdio::null());
+            }
+            StderrMode::AsConfigured => {}
+        }
         let mut group = GroupChild::spawn(&mut command)?;
         let child = group.child();
         let missing = |what| io::Error::other(format!("the child's {what} was not piped"));

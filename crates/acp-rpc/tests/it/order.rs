@@ -412,3 +412,50 @@ async fn an_answer_being_delivered_when_the_timeout_fires_is_the_answer() {
         .expect("task");
     assert!(answer.is_ok(), "{answer:?}");
 }
+
+/// Sees what the notifications before it left: `note` takes a while to handle, `look` answers
+/// with the notes handled so far.
+#[derive(Clone, Default)]
+struct Notes {
+    handled: Arc<Mutex<Vec<String>>>,
+}
+
+impl Handler for Notes {
+    async fn handle_request(
+        &self,
+        _request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        let handled = self.handled.lock().expect("lock").clone();
+        acp_rpc::result(&handled)
+    }
+
+    async fn handle_notification(&self, notification: Notification, _connection: &Connection) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.handled.lock().expect("lock").push(notification.method);
+    }
+}
+
+/// A request starts once every notification that arrived before it has been handled: a
+/// permission request about a tool call announced on the line before sees that tool call
+/// (issue 25: mistral-vibe's title-less question showed the id under load).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_starts_after_the_notifications_before_it() {
+    let (_connection, mut peer) = connect(Notes::default(), ConnectionOptions::default());
+    for round in 0..5 {
+        peer.send(&format!(
+            "{}\n{}\n{}",
+            json!({"jsonrpc": "2.0", "method": format!("first{round}")}),
+            json!({"jsonrpc": "2.0", "method": format!("second{round}")}),
+            json!({"jsonrpc": "2.0", "id": round, "method": "look"}),
+        ))
+        .await;
+        let answer = peer.recv_json().await;
+        let seen: Vec<String> = serde_json::from_value(answer["result"].clone()).expect("notes");
+        assert_eq!(
+            seen[seen.len().saturating_sub(2)..],
+            [format!("first{round}"), format!("second{round}")],
+            "round {round}: {seen:?}"
+        );
+    }
+}

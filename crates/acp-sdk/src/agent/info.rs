@@ -43,6 +43,10 @@ pub struct AuthMethodInfo {
     pub name: String,
     /// What it does.
     pub description: Option<String>,
+    /// Read from an agent's advertisement (client side): the environment variables the method
+    /// needs, from its `vars` (codex's `type: "env_var"` methods; not in the schema). An SDK
+    /// agent does not send it.
+    pub env_vars: Vec<String>,
 }
 
 impl AuthMethodInfo {
@@ -52,6 +56,7 @@ impl AuthMethodInfo {
             id: id.into(),
             name: name.into(),
             description: None,
+            env_vars: Vec::new(),
         }
     }
 

@@ -9,8 +9,9 @@ pub enum ClientError {
     /// The agent could not be started.
     #[error("cannot start the agent: {0}")]
     Spawn(String),
-    /// The agent answered with an error.
-    #[error("the agent answered {}: {}", .0.code, .0.message)]
+    /// The agent answered with an error (its `data`, when it sent one, in brackets: it often
+    /// says what the message does not, "OPENAI_API_KEY is not set").
+    #[error("the agent answered {}: {}{}", .0.code, .0.message, detail(.0.data.as_ref()))]
     Rpc(RpcError),
     /// The connection failed: closed, timed out, or an answer that does not decode.
     #[error("{0}")]
@@ -26,6 +27,24 @@ pub enum ClientError {
     /// The call is not possible in this state (for example a second v1 prompt while one runs).
     #[error("{0}")]
     Usage(String),
+}
+
+/// The most characters of an error's `data` shown in its message.
+const DETAIL_CHARS: usize = 300;
+
+/// ` (data)` for an error's `data`: a string as it is, anything else as JSON, cut at
+/// [`DETAIL_CHARS`].
+fn detail(data: Option<&serde_json::Value>) -> String {
+    let text = match data {
+        None | Some(serde_json::Value::Null) => return String::new(),
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    let mut cut: String = text.chars().take(DETAIL_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    format!(" ({cut})")
 }
 
 impl From<acp_rpc::Error> for ClientError {

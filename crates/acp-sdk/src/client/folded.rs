@@ -46,6 +46,9 @@ pub struct ToolCallView {
     pub title: String,
     /// Its status.
     pub status: ToolStatus,
+    /// The text of its content (a failed call's reason, a tool's output), blocks joined by
+    /// newlines; diffs and terminals are not text here.
+    pub text: String,
 }
 
 /// A session's state in the same shape whatever the version: what a chat view shows.
@@ -102,6 +105,10 @@ impl Folded {
                         id: c.tool_call_id.to_string(),
                         title: c.title.clone(),
                         status: ToolStatus::from_wire(c.status.as_str()),
+                        text: joined(c.content.iter().filter_map(|item| match item {
+                            acp_v1::ToolCallContent::Content(block) => text_v1(&block.content),
+                            _ => None,
+                        })),
                     })
                     .collect(),
                 plan: state
@@ -128,6 +135,12 @@ impl Folded {
                         id: c.tool_call_id.to_string(),
                         title: c.title.clone().unwrap_or_default(),
                         status: ToolStatus::from_wire(c.status.as_str()),
+                        text: joined(c.content.iter().filter_map(|item| match item {
+                            acp_v2::ToolCallContent::Content(block) => {
+                                text_v1_block_v2(&block.content)
+                            }
+                            _ => None,
+                        })),
                     })
                     .collect(),
                 plan: state
@@ -318,6 +331,10 @@ fn idle_stop_reason(reason: &acp_v2::IdleStateUpdateStopReason) -> Option<StopRe
         R::Error(error) => StopReason::Error(error.error.as_option().map(|e| e.message.clone())),
         other => StopReason::Other(other.tag().unwrap_or("unknown").to_owned()),
     })
+}
+
+fn joined(texts: impl Iterator<Item = String>) -> String {
+    texts.collect::<Vec<_>>().join("\n")
 }
 
 fn text_v1(block: &acp_v1::ContentBlock) -> Option<String> {

@@ -33,14 +33,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use acp_rpc::negotiate::{self, Negotiated, Offer};
-use acp_rpc::process::{AgentProcess, StderrMode};
+use acp_rpc::process::AgentProcess;
 use acp_rpc::Connection;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use error::ClientError;
 pub use folded::{Folded, MessageView, Snapshot, ToolCallView};
 pub use options::{
-    ClientOptions, LocalServices, PermissionAnswer, PermissionChoice, PermissionHandler,
+    ClientOptions, Grant, LocalServices, PermissionAnswer, PermissionChoice, PermissionHandler,
     PermissionRequest, Protocol,
 };
 pub use session::{ClientSession, IntoPrompt, SessionSummary};
@@ -173,7 +173,7 @@ fn summary_v2(response: &acp_v2::InitializeResponse) -> AgentSummary {
 }
 
 /// An auth method of any kind, by its wire form (v1 `id`, v2 `methodId`; `name`,
-/// `description`).
+/// `description`; the `vars` of an env-var method).
 fn auth_method(wire: serde_json::Value) -> AuthMethodInfo {
     let field = |name: &str| wire.get(name).and_then(|v| v.as_str()).map(str::to_owned);
     let mut method = AuthMethodInfo::new(
@@ -183,16 +183,25 @@ fn auth_method(wire: serde_json::Value) -> AuthMethodInfo {
         field("name").unwrap_or_default(),
     );
     method.description = field("description");
+    method.env_vars = wire
+        .get("vars")
+        .and_then(|vars| vars.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|var| var.get("name").and_then(|name| name.as_str()))
+        .map(str::to_owned)
+        .collect();
     method
 }
 
 impl Client {
-    /// Starts `command` as the agent (stderr goes to this process's) and connects to it.
+    /// Starts `command` as the agent (its stderr per [`ClientOptions::agent_stderr`]: this
+    /// process's by default) and connects to it.
     pub async fn spawn(
         command: tokio::process::Command,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
-        let (process, stdout, stdin) = AgentProcess::spawn(command, StderrMode::Inherit)
+        let (process, stdout, stdin) = AgentProcess::spawn(command, options.agent_stderr)
             .map_err(|err| ClientError::Spawn(err.to_string()))?;
         let client = Self::connect(stdout, stdin, options).await?;
         *session::lock(&client.process) = Some(process);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use acp_rpc::process::StderrMode;
 use acp_rpc::ConnectionOptions;
 
 /// Which protocol versions the client offers.
@@ -53,6 +54,48 @@ pub struct PermissionRequest {
     pub title: String,
     /// The options, in the agent's order.
     pub options: Vec<PermissionChoice>,
+}
+
+/// How broadly an automatic answer to permission requests allows (`acp chat --yes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Grant {
+    /// Refuse: `reject_once`, else `reject_always`, else another reject kind.
+    #[default]
+    Refuse,
+    /// Allow this time: `allow_once`, else the narrowest allow offered (`allow_always` last).
+    Once,
+    /// Allow from now on: `allow_always`, else `allow_once`, else another allow kind.
+    Always,
+}
+
+impl PermissionRequest {
+    /// The option an automatic answer with `grant` picks, `None` when none fits (dismiss the
+    /// request). Agents list options in their own order (claude-agent-acp and gemini-cli list
+    /// `allow_always` first), so the kind decides, never the position.
+    ///
+    /// See protocol docs: [Requesting permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+    pub fn pick(&self, grant: Grant) -> Option<&PermissionChoice> {
+        let preference: &[&str] = match grant {
+            Grant::Refuse => &["reject_once", "reject_always", "reject"],
+            Grant::Once => &["allow_once", "allow", "allow_always"],
+            Grant::Always => &["allow_always", "allow_once", "allow"],
+        };
+        // A bare prefix ("allow", "reject") stands for a kind a newer protocol adds.
+        let rank = |choice: &PermissionChoice| {
+            preference.iter().position(|wanted| {
+                choice.kind == *wanted
+                    || (!wanted.contains('_')
+                        && choice.kind.starts_with(wanted)
+                        && !preference.contains(&choice.kind.as_str()))
+            })
+        };
+        self.options
+            .iter()
+            .filter_map(|choice| rank(choice).map(|rank| (rank, choice)))
+            .min_by_key(|(rank, _)| *rank)
+            .map(|(_, choice)| choice)
+    }
 }
 
 /// The answer to a [`PermissionRequest`]: an option's id, or `None` to dismiss it (answered
@@ -169,7 +212,7 @@ pub struct ClientOptions {
     pub version: String,
     /// Which versions to offer.
     pub protocol: Protocol,
-    /// Answers permission requests. By default every request is answered with its first
+    /// Answers permission requests. By default every request is answered with its narrowest
     /// `reject_*` option (or dismissed when it has none): nothing is allowed unasked.
     pub permission: Option<PermissionHandler>,
     /// The services offered to v1 agents.
@@ -188,6 +231,9 @@ pub struct ClientOptions {
     pub state_limits: acp_session::limits::Limits,
     /// The transport's options.
     pub connection: ConnectionOptions,
+    /// Where a spawned agent's stderr goes ([`super::Client::spawn`]): this process's stderr by
+    /// default; [`StderrMode::AsConfigured`] keeps what the command set (a log file).
+    pub agent_stderr: StderrMode,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -201,6 +247,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("event_capacity", &self.event_capacity)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("state_limits", &self.state_limits)
+            .field("agent_stderr", &self.agent_stderr)
             .finish_non_exhaustive()
     }
 }
@@ -217,6 +264,7 @@ impl Default for ClientOptions {
             max_message_bytes: 16 << 20,
             state_limits: acp_session::limits::Limits::default(),
             connection: ConnectionOptions::default(),
+            agent_stderr: StderrMode::Inherit,
         }
     }
 }
@@ -280,13 +328,16 @@ impl ClientOptions {
         self.connection = options;
         self
     }
+
+    /// Sets [`ClientOptions::agent_stderr`].
+    #[must_use]
+    pub fn agent_stderr(mut self, mode: StderrMode) -> Self {
+        self.agent_stderr = mode;
+        self
+    }
 }
 
-/// The default answer: the first `reject_*` option, else dismissed.
+/// The default answer: the narrowest refusal ([`Grant::Refuse`]), else dismissed.
 pub(crate) fn refuse(request: &PermissionRequest) -> PermissionAnswer {
-    request
-        .options
-        .iter()
-        .find(|choice| choice.kind.starts_with("reject"))
-        .map(|choice| choice.id.clone())
+    request.pick(Grant::Refuse).map(|choice| choice.id.clone())
 }

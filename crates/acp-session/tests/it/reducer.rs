@@ -225,7 +225,10 @@ fn usage_reports_patch_the_cost_and_null_numbers_are_read_leniently() {
     ]);
     let usage = state.usage.as_ref().expect("kept");
     assert_eq!((usage.used, usage.size), (Some(3), Some(10)));
-    assert_eq!(usage.cost.as_ref().map(|c| c.currency.as_str()), Some("EUR"));
+    assert_eq!(
+        usage.cost.as_ref().map(|c| c.currency.as_str()),
+        Some("EUR")
+    );
 
     let raw = json!({"sessionUpdate": "usage_update", "used": 4, "size": null});
     let err = serde_json::from_value::<SessionUpdate>(raw.clone()).expect_err("size is null");

@@ -296,8 +296,14 @@ fn a_usage_update_with_a_null_number_keeps_the_rest_and_is_noted_once() {
         let usage = state.usage.as_ref().expect("the report is kept");
         assert_eq!((usage.used, usage.size), (None, Some(200_000)));
         let cost = usage.cost.as_ref().expect("the cost is kept");
-        assert_eq!((cost.amount.to_string(), cost.currency.as_str()), (turn.to_string(), "USD"));
-        assert_eq!(usage.meta.as_ref().map(|m| m["turn"].clone()), Some(json!(turn)));
+        assert_eq!(
+            (cost.amount.to_string(), cost.currency.as_str()),
+            (turn.to_string(), "USD")
+        );
+        assert_eq!(
+            usage.meta.as_ref().map(|m| m["turn"].clone()),
+            Some(json!(turn))
+        );
     }
     assert_eq!(state.problems.len(), 1, "{:?}", state.problems);
     assert!(state.problems[0].contains("`used`"), "{:?}", state.problems);
@@ -308,7 +314,10 @@ fn a_usage_update_with_a_null_number_keeps_the_rest_and_is_noted_once() {
             .expect("a valid v1 update"),
     );
     let usage = state.usage.as_ref().expect("kept");
-    assert_eq!((usage.used, usage.size, usage.cost.is_none()), (Some(5), Some(10), true));
+    assert_eq!(
+        (usage.used, usage.size, usage.cost.is_none()),
+        (Some(5), Some(10), true)
+    );
 }
 
 /// The v1 reducer's limits: the oldest messages go (and messages keyed by id are still found),

@@ -1,0 +1,167 @@
+//! `acp chat` against a fake v1 agent with the real agents' habits (`tests/agents/habits_v1.py`):
+//! `allow_always` listed first, a title-less permission question, a refusal that ends the turn
+//! `cancelled` with the reason in the tool call, `usage_update` with `used: null`, updates on the
+//! line right after a response, noisy stderr (issue 25).
+
+use std::process::{Command, Output};
+
+use crate::common::ACP;
+
+/// The habits agent's command line: `python3 SCRIPT [flags...]`.
+pub fn habits_agent(flags: &[&str]) -> Vec<String> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/habits_v1.py");
+    let mut agent = vec!["python3".to_owned(), script.to_string_lossy().into_owned()];
+    agent.extend(flags.iter().map(|flag| (*flag).to_owned()));
+    agent
+}
+
+/// `acp chat ARGS... -- habits agent`, its output.
+fn chat(args: &[&str]) -> Output {
+    Command::new(ACP)
+        .arg("chat")
+        .args(args)
+        .arg("--")
+        .args(habits_agent(&[]))
+        .output()
+        .expect("acp runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Item 5: `--yes` allows once even when the agent lists `allow_always` first; `--yes=always`
+/// allows always. Item 4: the question names the tool call announced before it.
+#[test]
+fn yes_allows_once_and_yes_always_allows_always() {
+    for (flag, answer, said) in [
+        ("--yes", "Allow", "allowed once"),
+        ("--yes=always", "Always Allow", "allowed always"),
+    ] {
+        let output = chat(&[flag, "--prompt", "edit"]);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains(said), "{flag}: {stdout}");
+        assert!(
+            stderr.contains(&format!("[permission] Edit notes.md → {answer}\n")),
+            "{flag}: {stderr}"
+        );
+    }
+}
+
+/// Item 11: a refusal the agent answers by ending the turn `cancelled` is not a Ctrl-C (130):
+/// it exits 5; item 3: the failed tool call shows the agent's reason on its line.
+#[test]
+fn a_refused_permission_exits_5_and_shows_the_agents_reason() {
+    let output = chat(&["--prompt", "edit"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("[permission] Edit notes.md → Reject\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[tool] Edit notes.md: Failed: The user doesn't want to edit notes.md\n"),
+        "{stderr}"
+    );
+}
+
+/// Item 9: `used: null` on every turn (after `session/new` and after each prompt's response)
+/// is one note for the session, not a problem per turn.
+#[test]
+fn usage_with_a_null_number_is_one_note_not_a_problem_per_turn() {
+    let output = chat(&["--prompt", "hello", "--prompt", "hello"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Hello!\nHello!\n");
+    let problems: Vec<&str> = stderr.lines().filter(|l| l.contains("[problem]")).collect();
+    assert_eq!(problems.len(), 1, "{stderr}");
+    assert!(problems[0].contains("read as unknown"), "{stderr}");
+}
+
+/// `acp check ARGS... -- habits agent FLAGS...`, v1 only, its output.
+fn check(args: &[&str], flags: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let output = Command::new(ACP)
+        .args(["check", "--protocol", "1"])
+        .args(args)
+        .arg("--")
+        .args(habits_agent(flags))
+        .env_remove("OPENAI_API_KEY")
+        .envs(env.iter().copied())
+        .output()
+        .expect("acp runs");
+    (
+        output.status.code(),
+        text(&output.stdout) + &text(&output.stderr),
+    )
+}
+
+fn row<'a>(out: &'a str, name: &str) -> &'a str {
+    out.lines()
+        .find(|line| line.starts_with(name))
+        .unwrap_or_else(|| panic!("no `{name}` row: {out}"))
+}
+
+/// Item 6: an agent that needs a login and gets none is not a pass (exit 6, the methods and
+/// their variables named); `--auth` logs in; a refused login shows the agent's `data`.
+#[test]
+fn check_needs_auth_when_the_agent_does_and_shows_why_a_login_failed() {
+    let (code, out) = check(&[], &["--require-auth"], &[]);
+    assert_eq!(code, Some(6), "{out}");
+    assert!(
+        row(&out, "session/new")
+            .contains("give --auth METHOD: openai-api-key: OpenAI API key (needs OPENAI_API_KEY)"),
+        "{out}"
+    );
+
+    let (code, out) = check(&["--auth", "openai-api-key"], &["--require-auth"], &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        row(&out, "authenticate").contains(
+            "FAIL: the agent answered -32603: Internal error (OPENAI_API_KEY is not set)"
+        ),
+        "{out}"
+    );
+
+    let key = [("OPENAI_API_KEY", "sk-test")];
+    let (code, out) = check(&["--auth", "openai-api-key"], &["--require-auth"], &key);
+    assert!(row(&out, "authenticate").contains("ok: logged in"), "{out}");
+    assert!(row(&out, "session/new").contains("ok: s1"), "{out}");
+    assert!(row(&out, "prompt").contains("ok: EndTurn"), "{out}");
+    assert_ne!(code, Some(6), "{out}");
+}
+
+/// Item 7: after a prompt that times out, the cancel step is not this client's own refusal
+/// reported as the agent's failure; `--record` keeps each line's own time.
+#[test]
+fn check_after_a_timed_out_prompt_and_a_recording_with_each_lines_time() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let prefix = dir.path().join("run");
+    let prefix = prefix.to_string_lossy();
+    let (_, out) = check(
+        &["--timeout", "1", "--record", &prefix],
+        &["--slow", "1.5"],
+        &[],
+    );
+    assert!(
+        row(&out, "prompt").contains("FAIL: no answer within 1s"),
+        "{out}"
+    );
+    let cancel = row(&out, "cancel");
+    assert!(cancel.contains("ok: ended Cancelled"), "{out}");
+    let recording = std::fs::read_to_string(format!("{prefix}.v1.ndjson")).expect("the recording");
+    let times: Vec<u64> = recording
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).expect("an entry")["t_ms"]
+                .as_u64()
+                .expect("t_ms")
+        })
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let spread = times.last().copied().unwrap_or(0) - times.first().copied().unwrap_or(0);
+    assert!(
+        spread >= 900,
+        "the lines span the timed-out prompt: {times:?}"
+    );
+}
