@@ -266,16 +266,26 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
         outcome(listed, |sessions| format!("{} sessions", sessions.len())),
     )?;
 
-    // Closed first: a session is reopened by a client that no longer holds it.
+    // Closed first: a session is reopened by a client that no longer holds it. Without
+    // `session/close` the client still lets it go (a v1 close is then a cancel), so that an
+    // agent that resumes or loads sessions is not failed for one this client still holds.
     let closed = if agent.capabilities.close {
         outcome(session.close().await, |()| "closed".into())
     } else {
-        StepResult::Skipped("the agent does not advertise session/close".into())
+        match session.close().await {
+            Ok(()) => StepResult::Skipped(
+                "the agent does not advertise session/close (let go here)".into(),
+            ),
+            Err(err) => StepResult::Failed(format!("letting the session go: {err}")),
+        }
     };
     report.record(out, "session/close", closed)?;
 
     let live = session.state();
+    // What the live session could not decode, before a resume replaces its state.
+    let mut problems = live.problems.clone();
     let resumed = client.resume_session(session.id(), &options.cwd).await;
+    let resumed_ok = resumed.is_ok();
     let session = match &resumed {
         Ok(resumed) => resumed.clone(),
         Err(_) => session,
@@ -299,7 +309,9 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
         "session/delete",
         outcome(session.delete().await, |()| "deleted".into()),
     )?;
-    let problems = session.state().problems;
+    if resumed_ok {
+        problems.extend(session.state().problems);
+    }
     report.record(
         out,
         "diagnostics",

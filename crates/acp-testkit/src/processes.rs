@@ -15,6 +15,13 @@ pub fn stubborn_agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/stubborn_v1.py")
 }
 
+/// The fake v1 agent with the real agents' habits (run it with `python3`): updates on the line
+/// after a response, `used: null`, title-less permission questions with `allow_always` first,
+/// shell-line terminals, an env-var login, noisy stderr; its docstring lists them and its flags.
+pub fn habits_agent() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/habits_v1.py")
+}
+
 /// A started stubborn agent: the processes to watch.
 #[derive(Debug, Clone, Copy)]
 pub struct Stubborn {

@@ -1,4 +1,5 @@
-//! `acp chat` against a fake v1 agent with the real agents' habits (`tests/agents/habits_v1.py`):
+//! `acp chat` against a fake v1 agent with the real agents' habits (acp-testkit's
+//! `agents/habits_v1.py`):
 //! `allow_always` listed first, a title-less permission question, a refusal that ends the turn
 //! `cancelled` with the reason in the tool call, `usage_update` with `used: null`, updates on the
 //! line right after a response, noisy stderr (issue 25).
@@ -9,7 +10,7 @@ use crate::common::ACP;
 
 /// The habits agent's command line: `python3 SCRIPT [flags...]`.
 pub fn habits_agent(flags: &[&str]) -> Vec<String> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/habits_v1.py");
+    let script = acp_testkit::processes::habits_agent();
     let mut agent = vec!["python3".to_owned(), script.to_string_lossy().into_owned()];
     agent.extend(flags.iter().map(|flag| (*flag).to_owned()));
     agent

@@ -11,6 +11,8 @@
 - An env-var auth method with `vars` (codex); `authenticate` without the variable answers
   -32603 with the reason in `data`; with `--require-auth`, `session/new` needs it first.
 - Noisy stderr (hook warnings, a stack trace); with `--ignore-eof`, it does not exit on EOF.
+- With `--load`: `loadSession` without `session/close` (claude-code, gemini, qwen); a load
+  replays the session's one exchange.
 Any other prompt is answered "Hello!", after `--slow SECONDS` unless cancelled first.
 """
 
@@ -135,7 +137,7 @@ def respond(message):
     if method == "initialize":
         return {"result": {
             "protocolVersion": 1,
-            "agentCapabilities": {"promptCapabilities": {}},
+            "agentCapabilities": {"promptCapabilities": {}, "loadSession": "--load" in ARGS},
             "authMethods": [{"id": "openai-api-key", "name": "OpenAI API key",
                              "description": "Use OPENAI_API_KEY", "type": "env_var",
                              "vars": [{"name": "OPENAI_API_KEY"}]}],
@@ -154,6 +156,13 @@ def respond(message):
                 {"name": "review", "description": "Review the changes"},
                 {"name": "init", "description": "Write AGENTS.md"}]}),
             usage("s1")]}
+    if method == "session/load" and "--load" in ARGS:
+        session = message["params"]["sessionId"]
+        replay = [update(session, {"sessionUpdate": "user_message_chunk",
+                                   "content": {"type": "text", "text": "hello"}}),
+                  text(session, "Hello!")]
+        write(*replay)
+        return {"result": {}}
     return {"error": {"code": -32601, "message": "Method not found"}}
 
 
