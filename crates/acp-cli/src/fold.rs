@@ -16,6 +16,46 @@ enum State {
     V2(Box<acp_session::v2::SessionState>),
 }
 
+/// A session's folds in order: the live one, then one per replay (`session/load`, or a v2
+/// `session/resume` with `replayFrom`), each begun afresh as a client that loads a session
+/// does, so a replay is shown as the replay it is and never appended to the live state.
+struct Views {
+    views: Vec<(Option<String>, State)>,
+}
+
+impl Views {
+    fn new(version: u16) -> Self {
+        Self {
+            views: vec![(None, State::new(version))],
+        }
+    }
+
+    /// The state updates now go to.
+    fn current(&mut self) -> &mut State {
+        let last = self.views.len() - 1;
+        &mut self.views[last].1
+    }
+}
+
+impl State {
+    fn new(version: u16) -> Self {
+        if version == 1 {
+            State::V1(Default::default())
+        } else {
+            State::V2(Default::default())
+        }
+    }
+}
+
+/// `true` for a request that makes the agent replay the session's history.
+fn starts_replay(method: Option<&str>, params: &Value) -> bool {
+    match method {
+        Some("session/load") => true,
+        Some("session/resume") => params.get("replayFrom").is_some_and(|from| !from.is_null()),
+        _ => false,
+    }
+}
+
 /// Folds every `session/update` (and, in v1, the user's prompts) of `lines` into per-session
 /// state and writes it.
 pub fn run(
@@ -26,7 +66,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut decoder = Decoder::new(version, surface);
-    let mut sessions: BTreeMap<String, State> = BTreeMap::new();
+    let mut sessions: BTreeMap<String, Views> = BTreeMap::new();
     for line in lines {
         let decoded = decoder.line(line.from, &line.bytes);
         let version = decoder.version();
@@ -46,13 +86,12 @@ pub fn run(
             else {
                 continue;
             };
-            let state = sessions.entry(id).or_insert_with(|| {
-                if version == 1 {
-                    State::V1(Default::default())
-                } else {
-                    State::V2(Default::default())
-                }
-            });
+            let views = sessions.entry(id).or_insert_with(|| Views::new(version));
+            if decoded.kind == Kind::Request && starts_replay(method, &params) {
+                let how = format!("{} at line {}", method.unwrap_or_default(), line.number);
+                views.views.push((Some(how), State::new(version)));
+            }
+            let state = views.current();
             match (decoded.kind, method, decoded.from) {
                 (Kind::Notification, Some("session/update"), Some(Side::Agent) | None) => {
                     let update = params.get("update").cloned().unwrap_or(Value::Null);
@@ -82,14 +121,17 @@ pub fn run(
         }
     }
     if json {
-        let all: BTreeMap<&String, Value> = sessions
+        // The live state under the session's id; a replay's under "ID (session/load at line N)".
+        let all: BTreeMap<String, Value> = sessions
             .iter()
-            .map(|(id, state)| {
-                let value = match state {
-                    State::V1(state) => serde_json::to_value(state.as_ref()),
-                    State::V2(state) => serde_json::to_value(state.as_ref()),
-                };
-                (id, value.unwrap_or_default())
+            .flat_map(|(id, views)| {
+                views.views.iter().map(move |(how, state)| {
+                    let value = match state {
+                        State::V1(state) => serde_json::to_value(state.as_ref()),
+                        State::V2(state) => serde_json::to_value(state.as_ref()),
+                    };
+                    (label(id, how.as_deref()), value.unwrap_or_default())
+                })
             })
             .collect();
         writeln!(
@@ -99,10 +141,20 @@ pub fn run(
         )?;
         return Ok(());
     }
-    for (id, state) in &sessions {
-        render(id, state, out)?;
+    for (id, views) in &sessions {
+        for (how, state) in &views.views {
+            render(&label(id, how.as_deref()), state, out)?;
+        }
     }
     Ok(())
+}
+
+/// A fold's name: the session's id, and for a replay the request that started it.
+fn label(id: &str, how: Option<&str>) -> String {
+    match how {
+        Some(how) => format!("{id} ({how})"),
+        None => id.to_owned(),
+    }
 }
 
 fn fold_update(state: &mut State, update: Value, surface: Surface) {

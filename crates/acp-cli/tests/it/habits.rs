@@ -166,3 +166,48 @@ fn check_after_a_timed_out_prompt_and_a_recording_with_each_lines_time() {
         "the lines span the timed-out prompt: {times:?}"
     );
 }
+
+/// Item 10: `acp fold` shows a `session/load` replay as the replay it is, beside the live
+/// session, never appended to it (mistral-vibe folded to "Hello!Hello!").
+#[test]
+fn fold_keeps_a_load_replay_apart_from_the_live_session() {
+    let chunk = |text: &str, kind: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+            "sessionId": "s1",
+            "update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}})
+    };
+    let lines = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {
+            "sessionId": "s1", "prompt": [{"type": "text", "text": "hello"}]}}),
+        chunk("Hello!", "agent_message_chunk"),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {
+            "sessionId": "s1", "cwd": "/tmp", "mcpServers": []}}),
+        chunk("hello", "user_message_chunk"),
+        chunk("Hello!", "agent_message_chunk"),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+    ];
+    let transcript: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let mut fold = Command::new(ACP)
+        .args(["fold", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("acp runs");
+    use std::io::Write as _;
+    fold.stdin
+        .take()
+        .expect("stdin")
+        .write_all(transcript.as_bytes())
+        .expect("written");
+    let output = fold.wait_with_output().expect("acp ends");
+    let folded = text(&output.stdout);
+    assert!(output.status.success(), "{folded}");
+    assert_eq!(
+        folded,
+        "== session s1 ==\nuser: hello\nagent: Hello!\n\
+         == session s1 (session/load at line 6) ==\nuser: hello\nagent: Hello!\n"
+    );
+}
