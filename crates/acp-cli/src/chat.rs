@@ -102,8 +102,31 @@ impl Connected {
     }
 }
 
-/// Starts the agent (or connects to its `--url`) and initializes it.
+/// Starts the agent (or connects to its `--url`) and initializes it. An agent that chose a
+/// version `--protocol` did not ask for is stopped, and that is the error: the chat never
+/// speaks a version the user ruled out.
 pub async fn connect(
+    options: &ChatOptions,
+    client_options: ClientOptions,
+) -> Result<Connected, CliError> {
+    let connected = connect_any(options, client_options).await?;
+    let wanted = match options.protocol {
+        Protocol::V1 => Some(1),
+        Protocol::V2 => Some(2),
+        _ => None,
+    };
+    let chose = connected.client.protocol_version();
+    if let Some(wanted) = wanted.filter(|wanted| *wanted != chose) {
+        connected.shutdown().await;
+        return Err(CliError::Agent(format!(
+            "the agent chose protocol v{chose}, and --protocol {wanted} offered v{wanted} alone              (--protocol auto or {chose} speaks it)"
+        )));
+    }
+    Ok(connected)
+}
+
+/// [`connect`], whatever version the agent chooses.
+async fn connect_any(
     options: &ChatOptions,
     client_options: ClientOptions,
 ) -> Result<Connected, CliError> {

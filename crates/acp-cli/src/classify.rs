@@ -69,6 +69,8 @@ pub struct Decoded {
     pub batch: bool,
     /// Why it does not decode, naming the field; `None` when it does.
     pub error: Option<String>,
+    /// For an error answer: its code and message.
+    pub answered_error: Option<(i32, String)>,
 }
 
 /// Which of a version's two schemas lines are decoded against.
@@ -173,6 +175,7 @@ impl Decoder {
                     id: Some(request.id.to_string()),
                     batch,
                     error,
+                    answered_error: None,
                 }
             }
             Ok(Message::Notification(notification)) => {
@@ -190,6 +193,7 @@ impl Decoder {
                     id: None,
                     batch,
                     error,
+                    answered_error: None,
                 }
             }
             Ok(Message::Response(response)) => {
@@ -212,6 +216,11 @@ impl Decoder {
                     id: response.id.as_ref().map(ToString::to_string),
                     batch,
                     error,
+                    answered_error: response
+                        .outcome
+                        .as_ref()
+                        .err()
+                        .map(|err| (err.code, err.message.clone())),
                 }
             }
         }
@@ -376,6 +385,7 @@ fn invalid(from: Option<Side>, batch: bool, error: String) -> Decoded {
         id: None,
         batch,
         error: Some(error),
+        answered_error: None,
     }
 }
 

@@ -54,9 +54,13 @@ fn describe(number: usize, decoded: &Decoded) -> String {
         .as_deref()
         .map(|id| format!(" #{id}"))
         .unwrap_or_default();
-    let verdict = match &decoded.error {
-        None => "ok".to_owned(),
-        Some(error) => format!("ERROR: {error}"),
+    let verdict = match (&decoded.error, &decoded.answered_error) {
+        (Some(error), _) => format!("ERROR: {error}"),
+        (None, Some((code, message))) if decoded.id.is_none() => {
+            format!("error answer {code} ({message}) with id null: answers no request")
+        }
+        (None, Some((code, message))) => format!("error answer {code} ({message})"),
+        (None, None) => "ok".to_owned(),
     };
     format!("{number:>5}  {from:<12}  {kind}{batch}  {method}{id}  {verdict}")
 }

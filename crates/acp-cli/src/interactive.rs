@@ -346,19 +346,30 @@ impl Interrupts {
     }
 }
 
-/// Runs one turn, Ctrl-C cancelling it; `false` when the user asked to quit (a second Ctrl-C).
+/// How a turn left the chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnEnd {
+    /// Ended on its own.
+    Ended,
+    /// A Ctrl-C cancelled it: the next Ctrl-C quits, even once back at the prompt.
+    CancelledByUser,
+    /// A second Ctrl-C: leave.
+    Quit,
+}
+
+/// Runs one turn, Ctrl-C cancelling it and a second one quitting.
 async fn turn(
     session: &ClientSession,
     text: String,
     screen: &mut Screen,
     interrupts: &mut Interrupts,
-) -> bool {
+) -> TurnEnd {
     interrupts.forget().await;
     let mut turn = match session.prompt(text).await {
         Ok(turn) => turn,
         Err(err) => {
             screen.line(&format!("[error] {err}"));
-            return true;
+            return TurnEnd::Ended;
         }
     };
     let mut pressed = 0;
@@ -372,7 +383,7 @@ async fn turn(
                 pressed += 1;
                 if pressed > 1 {
                     screen.line("[quit]");
-                    return false;
+                    return TurnEnd::Quit;
                 }
                 screen.line("[cancelling: Ctrl-C again quits]");
                 if let Err(err) = turn.cancel().await {
@@ -393,7 +404,11 @@ async fn turn(
         }
         Err(err) => screen.line(&format!("\n[error] {err}")),
     }
-    true
+    if pressed > 0 {
+        TurnEnd::CancelledByUser
+    } else {
+        TurnEnd::Ended
+    }
 }
 
 /// A new log file for a spawned agent's stderr, in the temporary directory: created here
@@ -598,8 +613,11 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
                 let Some(session) = opened.await else {
                     continue;
                 };
-                if !turn(&session, line, &mut screen, &mut interrupts).await {
-                    break;
+                match turn(&session, line, &mut screen, &mut interrupts).await {
+                    TurnEnd::Quit => break,
+                    // "Ctrl-C again quits" holds at the prompt too, until a line is typed.
+                    TurnEnd::CancelledByUser => interrupted = true,
+                    TurnEnd::Ended => {}
                 }
             }
         }

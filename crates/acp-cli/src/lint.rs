@@ -78,9 +78,38 @@ pub const V2_AFTER_CLOSE: Rule = Rule {
     sentence: "After the close response, the Agent sends no other messages for the session on that connection.",
 };
 
+/// A session's updates come after the answer that names it.
+pub const UPDATE_BEFORE_SESSION: Rule = Rule {
+    id: "order/update-after-session-answer",
+    source: "NewSessionResponse.sessionId",
+    sentence: "Unique identifier for the created session. Used in all subsequent requests for this conversation.",
+};
+/// A v1 turn's output comes before its prompt's response.
+pub const V1_UPDATE_AFTER_RESPONSE: Rule = Rule {
+    id: "v1/turn-output-before-response",
+    source: "Prompt turn (v1): https://agentclientprotocol.com/protocol/v1/prompt-turn",
+    sentence: "The agent reports the turn's output as session/update notifications before it responds to session/prompt with the stop reason; the response ends the turn.",
+};
+/// Notifications are not answered.
+pub const NO_REPLY_TO_NOTIFICATION: Rule = Rule {
+    id: "jsonrpc/no-reply-to-notification",
+    source: "JSON-RPC 2.0, 4.1 Notification",
+    sentence: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
+};
+/// Every request is answered.
+pub const REQUEST_ANSWERED: Rule = Rule {
+    id: "jsonrpc/request-answered",
+    source: "JSON-RPC 2.0, 4 Request object",
+    sentence: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+};
+
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
     DECODE,
+    UPDATE_BEFORE_SESSION,
+    V1_UPDATE_AFTER_RESPONSE,
+    NO_REPLY_TO_NOTIFICATION,
+    REQUEST_ANSWERED,
     V2_PROMPT_ECHO,
     V2_RUNNING,
     V2_CANCEL,
@@ -136,6 +165,9 @@ struct Session {
     closing: Option<(usize, bool)>,
     /// The line of the close response, until the session is reopened.
     closed_at: Option<usize>,
+    /// v1: the line of the last prompt's response while no prompt runs (turn output after it
+    /// is out of its turn); cleared by the next prompt and once reported.
+    v1_answered_at: Option<usize>,
 }
 
 /// The checker's memory of a transcript.
@@ -144,7 +176,22 @@ struct Checker {
     sessions: HashMap<String, Session>,
     /// Requests by id: (method, session).
     requests: HashMap<String, (String, String)>,
+    /// Session ids named so far (by an answer, or by the client in a request).
+    named: HashSet<String>,
+    /// Updates for sessions not named yet: id → their lines.
+    unnamed_updates: HashMap<String, Vec<usize>>,
+    /// Every request not answered yet: (its sender, id) → (line, method).
+    unanswered: HashMap<(Option<Side>, String), (usize, String)>,
     violations: Vec<Violation>,
+}
+
+/// `true` for the v1 updates that are a turn's output (not the session's metadata, which
+/// agents may send at any time).
+fn is_turn_output(kind: &str) -> bool {
+    matches!(
+        kind,
+        "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update" | "plan"
+    )
 }
 
 impl Checker {
@@ -169,6 +216,7 @@ impl Checker {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
+        self.order(version, line, from, kind, method, message, &params);
         match (kind, method) {
             (Kind::Request, Some(method)) if from != Some(Side::Agent) => {
                 let Some(session) = session_of(&params) else {
@@ -278,6 +326,121 @@ impl Checker {
         }
     }
 
+    /// The rules about order and answers, for any version: a session's updates after the answer
+    /// that names it, v1 turn output before the prompt's response, no answer to a
+    /// notification, every request answered.
+    #[allow(clippy::too_many_arguments)]
+    fn order(
+        &mut self,
+        version: u16,
+        line: usize,
+        from: Option<Side>,
+        kind: Kind,
+        method: Option<&str>,
+        message: &Value,
+        params: &Value,
+    ) {
+        let id = message
+            .get("id")
+            .filter(|id| !id.is_null())
+            .map(Value::to_string);
+        match (kind, method) {
+            (Kind::Request, Some(method)) => {
+                if let Some(id) = &id {
+                    self.unanswered
+                        .insert((from, id.clone()), (line, method.to_owned()));
+                }
+                if from != Some(Side::Agent) {
+                    if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
+                        self.named.insert(session.to_owned());
+                        // A new prompt, or a load replaying the history: output is expected.
+                        let state = self.sessions.entry(session.to_owned()).or_default();
+                        state.v1_answered_at = None;
+                    }
+                }
+            }
+            (Kind::Notification, Some("session/update")) => {
+                let Some(session) = params.get("sessionId").and_then(Value::as_str) else {
+                    return;
+                };
+                if !self.named.contains(session) {
+                    // A transcript may begin mid-session: only the first few are kept.
+                    let early = self.unnamed_updates.entry(session.to_owned()).or_default();
+                    if early.len() < 16 {
+                        early.push(line);
+                    }
+                }
+                let update_kind = params
+                    .pointer("/update/sessionUpdate")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if version == 1 && is_turn_output(update_kind) {
+                    let state = self.sessions.entry(session.to_owned()).or_default();
+                    if let Some(answered) = state.v1_answered_at.take() {
+                        self.violate(line, V1_UPDATE_AFTER_RESPONSE, format!(
+                            "`{update_kind}` for `{session}` after its prompt's response on line {answered}, with no prompt running"
+                        ));
+                    }
+                }
+            }
+            (Kind::Response, _) => {
+                let Some(id) = id else {
+                    let code = message.pointer("/error/code").and_then(Value::as_i64);
+                    // Only an unreadable message is answered without an id.
+                    if !matches!(code, Some(-32700 | -32600)) {
+                        let what =
+                            code.map_or("a result".to_owned(), |code| format!("error {code}"));
+                        self.violate(line, NO_REPLY_TO_NOTIFICATION, format!(
+                            "{what} with `id: null`: it answers no request (a notification, most likely)"
+                        ));
+                    }
+                    return;
+                };
+                let requester = from.map(Side::other);
+                let key = (requester, id.clone());
+                let answered = self.unanswered.remove(&key).or_else(|| {
+                    // A transcript without sides: whoever asked with that id.
+                    let any = self
+                        .unanswered
+                        .keys()
+                        .find(|(_, other)| *other == id)
+                        .cloned();
+                    any.and_then(|key| self.unanswered.remove(&key))
+                });
+                let Some((_, method)) = answered else {
+                    return;
+                };
+                if let Some(session) = message.pointer("/result/sessionId").and_then(Value::as_str)
+                {
+                    self.named_by_answer(session, &method);
+                }
+                if version == 1 && method == "session/prompt" && requester != Some(Side::Agent) {
+                    if let Some((_, session)) = self.requests.get(&id) {
+                        let session = session.clone();
+                        let state = self.sessions.entry(session).or_default();
+                        if state.v1_prompts.len() <= 1 {
+                            state.v1_answered_at = Some(line);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An answer (`session/new`, `session/fork`) names `session`: updates sent for it before
+    /// were out of order.
+    fn named_by_answer(&mut self, session: &str, method: &str) {
+        self.named.insert(session.to_owned());
+        for early in self.unnamed_updates.remove(session).unwrap_or_default() {
+            self.violate(
+                early,
+                UPDATE_BEFORE_SESSION,
+                format!("an update for `{session}` before the {method} answer that names it"),
+            );
+        }
+    }
+
     fn update_v2(&mut self, line: usize, session: String, update: &Value) {
         let kind = update
             .get("sessionUpdate")
@@ -367,6 +530,25 @@ impl Checker {
     }
 
     fn finish(&mut self, last_line: usize) {
+        let mut open: Vec<(usize, String)> = self
+            .unanswered
+            .drain()
+            .map(|((from, id), (line, method))| {
+                let who = match from {
+                    Some(Side::Client) => "the client's ",
+                    Some(Side::Agent) => "the agent's ",
+                    None => "",
+                };
+                (
+                    line,
+                    format!("{who}{method} #{id} was never answered (the transcript ends)"),
+                )
+            })
+            .collect();
+        open.sort();
+        for (line, detail) in open {
+            self.violate(line, REQUEST_ANSWERED, detail);
+        }
         let mut missing = Vec::new();
         for (session, state) in &self.sessions {
             for (id, line) in &state.awaiting_echo {
@@ -525,6 +707,55 @@ mod tests {
         assert_eq!(
             lint(&bad),
             ["v2/close-reports-cancelled", "v2/silent-after-close"]
+        );
+    }
+
+    const INIT_V1: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}
+"#;
+
+    /// The ordering rules real agents break (issue 25): an update before the `session/new`
+    /// answer that names its session, v1 turn output after the prompt's response, an answer to
+    /// a notification, a request never answered. Metadata updates after a v1 response, and an
+    /// update after the answer in the same write, are fine.
+    #[test]
+    fn the_order_rules_real_agents_break_are_each_found() {
+        let update = |kind: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"{kind}","content":{{"type":"text","text":"x"}}}}}}}}"#
+            )
+        };
+        let good = format!(
+            "{INIT_V1}{}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+            update("agent_message_chunk"),
+            r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":1,"size":2}}}"#,
+        );
+        assert_eq!(lint(&good), Vec::<&str>::new());
+
+        let bad = format!(
+            "{INIT_V1}{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#,
+            update("agent_message_chunk"),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+            update("agent_message_chunk"),
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        );
+        assert_eq!(
+            lint(&bad),
+            [
+                "order/update-after-session-answer",
+                "v1/turn-output-before-response",
+                "jsonrpc/no-reply-to-notification",
+                "jsonrpc/request-answered",
+            ]
         );
     }
 

@@ -68,6 +68,8 @@ pub(crate) struct Holds {
     pub(crate) slot: Mutex<Option<OwnedSemaphorePermit>>,
     /// Set by the peer's `$/cancel_request` (as opposed to a shutdown).
     pub(crate) cancelled_by_peer: std::sync::atomic::AtomicBool,
+    /// Notification lines to write after the answer ([`RequestContext::notify_after_answer`]).
+    pub(crate) after_answer: Mutex<Vec<String>>,
 }
 
 impl Holds {
@@ -115,6 +117,24 @@ impl RequestContext {
     /// finishes. Idempotent; does nothing for unordered requests.
     pub fn release_order(&self) {
         drop(lock(&self.holds.ticket).take());
+    }
+
+    /// Queues a notification to be written right after this request's answer (for a request
+    /// in a batch: once the answer is handed to the batch's reply): what an agent announces
+    /// about something the answer creates, such as a new session's commands, which the peer
+    /// cannot place before it knows the answer. Dropped if the connection closes first.
+    pub fn notify_after_answer<N: acp_support::Notification>(
+        &self,
+        params: &N,
+    ) -> Result<(), crate::Error> {
+        let params = serde_json::value::to_raw_value(params).map_err(crate::Error::Encode)?;
+        let line = crate::message::Message::Notification(Notification {
+            method: N::METHOD.to_owned(),
+            params: Some(params),
+        })
+        .to_json();
+        lock(&self.holds.after_answer).push(line);
+        Ok(())
     }
 
     /// Gives back this request's slot of

@@ -211,3 +211,17 @@ fn fold_keeps_a_load_replay_apart_from_the_live_session() {
          == session s1 (session/load at line 6) ==\nuser: hello\nagent: Hello!\n"
     );
 }
+
+/// Item 11: `--protocol 2` against a v1 agent is an error naming both versions, not a chat
+/// that silently speaks v1.
+#[test]
+fn protocol_2_against_a_v1_agent_is_an_error() {
+    let output = chat(&["--protocol", "2", "--prompt", "hello"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("the agent chose protocol v1, and --protocol 2 offered v2 alone"),
+        "{stderr}"
+    );
+}

@@ -49,7 +49,13 @@ fn a_person_chats_answers_a_permission_and_cancels_with_ctrl_c() {
             .expect("the turn ended cancelled");
         chat.exp_string("> ").expect("the prompt again");
 
-        chat.send_line("/quit").expect("typed");
+        if protocol == "1" {
+            chat.send_line("/quit").expect("typed");
+        } else {
+            // "Ctrl-C again quits" holds at the prompt after the cancelled turn (issue 25,
+            // item 11: it took a third press).
+            chat.send_control('c').expect("Ctrl-C again");
+        }
         chat.exp_eof().expect("acp chat leaves");
     }
 }

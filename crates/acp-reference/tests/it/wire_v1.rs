@@ -83,6 +83,35 @@ async fn initialize_negotiates_v1_with_v1_shapes_and_v3_gets_v2() {
     assert!(result["capabilities"]["session"].is_object(), "{result}");
 }
 
+/// v1 session responses carry no commands: an SDK agent sends them as an
+/// `available_commands_update` on the line right after the answer (issue 25, item 11: a v1
+/// agent written with the SDK never sent them).
+#[tokio::test]
+async fn a_v1_session_announces_its_commands_right_after_the_answer() {
+    let mut agent = RawAgent::agent(&[]);
+    agent.initialize_v1().await;
+    let (answer, before) = agent
+        .request("session/new", json!({"cwd": cwd(), "mcpServers": []}))
+        .await;
+    assert!(before.is_empty(), "nothing before the answer: {before:?}");
+    let session = answer["result"]["sessionId"].clone();
+    let next = agent.next().await;
+    assert_eq!(next["method"], "session/update", "{next}");
+    assert_eq!(next["params"]["sessionId"], session, "{next}");
+    let update = &next["params"]["update"];
+    assert_eq!(
+        update["sessionUpdate"], "available_commands_update",
+        "{next}"
+    );
+    let names: Vec<&str> = update["availableCommands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .filter_map(|command| command["name"].as_str())
+        .collect();
+    assert!(!names.is_empty(), "{next}");
+}
+
 #[tokio::test]
 async fn a_v1_turn_sends_v1_updates_and_ends_with_its_stop_reason() {
     let mut agent = RawAgent::agent(&[]);

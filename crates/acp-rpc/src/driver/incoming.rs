@@ -110,6 +110,7 @@ pub(super) async fn start_request<H: Handler>(
         holds,
     };
     let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method, arrival);
+    let holds_after = cx.holds.clone();
     let handler = handler.clone();
     let connection = connection.clone();
     shared.tasks.spawn(
@@ -129,6 +130,10 @@ pub(super) async fn start_request<H: Handler>(
                 outcome,
             });
             answer(&connection, reply, message).await;
+            let after = std::mem::take(&mut *lock(&holds_after.after_answer));
+            for line in after {
+                let _ = connection.send_line(line).await;
+            }
             // Only once the answer is queued: a barrier's answer goes before any later one.
             drop(barrier_done);
             drop(place);

@@ -243,6 +243,10 @@ impl CommandInfo {
         }
     }
 
+    pub(crate) fn to_v1(&self) -> acp_v1::AvailableCommand {
+        acp_v1::AvailableCommand::new(self.name.as_str(), self.description.as_str())
+    }
+
     pub(crate) fn to_v2(&self) -> acp_v2::AvailableCommand {
         acp_v2::AvailableCommand::Command(Box::new(acp_v2::Command::new(
             self.name.as_str(),

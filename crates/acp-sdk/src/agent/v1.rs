@@ -351,6 +351,29 @@ impl<A: Agent> V1Handler<A> {
         Ok(self.shared.hold(1, entry).await)
     }
 
+    /// v1 has no commands in its session responses: an `available_commands_update` follows the
+    /// answer (right after it, so the client knows the session), when the agent has commands.
+    fn announce_commands(
+        &self,
+        entry: &Entry<A::Session>,
+        cx: &RequestContext,
+    ) -> Result<(), RpcError> {
+        let commands: Vec<acp_v1::AvailableCommand> = self
+            .agent()
+            .commands(&entry.state)
+            .iter()
+            .map(super::CommandInfo::to_v1)
+            .collect();
+        if commands.is_empty() {
+            return Ok(());
+        }
+        let update = acp_v1::SessionUpdate::AvailableCommandsUpdate(
+            acp_v1::AvailableCommandsUpdate::new(commands),
+        );
+        cx.notify_after_answer(&SessionNotification::new(entry.id.as_str(), update))
+            .map_err(RpcError::from)
+    }
+
     async fn session_request(&self, request: ClientRequest, cx: &RequestContext) -> Answer {
         match request {
             ClientRequest::NewSessionRequest(req) => {
@@ -366,6 +389,7 @@ impl<A: Agent> V1Handler<A> {
                     .open(&setup, &req.cwd, directories, state, history, cx)
                     .await?;
                 let response = acp_v1::NewSessionResponse::new(entry.id.as_str());
+                self.announce_commands(&entry, cx)?;
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::LoadSessionRequest(req) => {
@@ -388,6 +412,7 @@ impl<A: Agent> V1Handler<A> {
                     }
                 }
                 let response = LoadSessionResponse::new();
+                self.announce_commands(&entry, cx)?;
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::ResumeSessionRequest(req) => {
@@ -400,6 +425,7 @@ impl<A: Agent> V1Handler<A> {
                 self.rebind(&entry, cx.connection())?;
                 entry.journal.commit().await;
                 let response = ResumeSessionResponse::new();
+                self.announce_commands(&entry, cx)?;
                 acp_rpc::result(&with_config!(response, self.config(&entry)))
             }
             ClientRequest::ListSessionsRequest(req) => {

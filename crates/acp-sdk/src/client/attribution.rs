@@ -158,6 +158,23 @@ impl Turns {
         }
     }
 
+    /// The agent accepted `slot`'s prompt without naming its user message (an answer of `null`
+    /// or `{}`, which the schema does not allow but agents send): bound by arrival instead, to
+    /// the oldest acknowledgement no answer claimed, else begun now, so its updates still
+    /// reach it.
+    pub(crate) fn accepted_unnamed(&mut self, slot: &Arc<TurnSlot>) {
+        if let Some(position) = self.active.iter().position(|s| !is_ours(&self.sent, s)) {
+            slot.absorb(&self.active[position]);
+            self.active[position] = slot.clone();
+        } else if let Some(placeholder) = self.ended.pop_front() {
+            slot.absorb(&placeholder);
+            self.forget(slot);
+        } else {
+            slot.begin();
+            self.active.push_back(slot.clone());
+        }
+    }
+
     /// A foreground state update: `idle` with its stop reason (`None`: none given), or another
     /// state by name. The state's event goes to the turn it concerns, before that turn ends.
     pub(crate) fn state(&mut self, idle: Option<Option<StopReason>>, event: Event) {

@@ -629,6 +629,8 @@ fn prompt_answered(
     match answer {
         Ok(raw) => match serde_json::from_str::<acp_v2::PromptResponse>(raw.get()) {
             Ok(response) => turns.accepted(slot, response.message_id.to_string()),
+            // Accepted, without the message id the schema asks for.
+            Err(_) if unnamed_acceptance(raw.get()) => turns.accepted_unnamed(slot),
             Err(err) => turns.finish(
                 slot,
                 Err(ClientError::Connection(format!(
@@ -640,6 +642,16 @@ fn prompt_answered(
             turns.finish(slot, Ok(StopReason::Cancelled));
         }
         Err(err) => turns.finish(slot, Err(err.into())),
+    }
+}
+
+/// `true` for an answer that accepts a prompt without naming it: `null`, or an object without
+/// `messageId`.
+fn unnamed_acceptance(raw: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::Null) => true,
+        Ok(serde_json::Value::Object(fields)) => !fields.contains_key("messageId"),
+        _ => false,
     }
 }
 

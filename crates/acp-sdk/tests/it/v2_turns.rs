@@ -440,3 +440,25 @@ async fn an_update_right_after_the_session_new_answer_is_kept() {
         assert!(diagnostics.is_empty(), "run {run}: {diagnostics:?}");
     }
 }
+
+/// An agent that accepts a v2 prompt with `result: null` (or `{}`, no `messageId`): the turn
+/// is bound by arrival and gets its text, instead of ending at once with a decode error
+/// (issue 25, item 11: `acp chat --prompt` exited before the text came).
+#[tokio::test]
+async fn a_prompt_accepted_without_a_message_id_still_gets_its_turn() {
+    for (round, result) in [Value::Null, json!({})].into_iter().enumerate() {
+        let (_client, session, mut wire) = setup(ClientOptions::new()).await;
+        let (mut turn, prompt) = send_prompt(&session, &mut wire, "hi").await;
+        // Acknowledged before the answer in one round, after it in the other.
+        let mut messages = vec![answer(&prompt, result), ack("u1")];
+        if round == 1 {
+            messages.reverse();
+        }
+        messages.extend([state("running"), say("a1", "hello"), idle("end_turn")]);
+        wire.send(&messages).await;
+        let events = all_events(&mut turn).await;
+        let outcome = within("outcome", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::EndTurn, "round {round}");
+        assert_eq!(outcome.text, "hello", "round {round}: {events:?}");
+    }
+}
