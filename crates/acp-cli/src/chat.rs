@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use acp_rpc::process::StderrMode;
-use acp_sdk::client::{ClientSession, Event, Grant, Protocol, StopReason, ToolStatus};
+use acp_sdk::client::{
+    ClientSession, Event, Grant, LocalServices, Protocol, StopReason, ToolStatus,
+};
 use acp_sdk::{Client, ClientOptions};
 
 use crate::CliError;
@@ -31,6 +33,8 @@ pub struct ChatOptions {
     pub resume: Option<String>,
     /// Log in with this method before the session.
     pub auth: Option<String>,
+    /// The files and commands served to the agent (`--fs`, `--terminal`).
+    pub services: LocalServices,
     /// Where a spawned agent's stderr goes (appended); `None`: this process's stderr.
     pub agent_log: Option<PathBuf>,
 }
@@ -179,6 +183,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     let client_options = ClientOptions::new()
         .info("acp", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol)
+        .services(options.services.clone())
         .on_permission(move |request| async move {
             let choice = request.pick(yes);
             note!(

@@ -456,6 +456,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     let client_options = ClientOptions::new()
         .info("acp", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol)
+        .services(options.services.clone())
         .on_permission(move |request| {
             let (input, gate) = (asking.clone(), one_at_a_time.clone());
             async move {

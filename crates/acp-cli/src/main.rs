@@ -40,7 +40,7 @@ mod transcript;
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use acp_sdk::client::{Grant, Protocol};
+use acp_sdk::client::{Grant, LocalServices, Protocol};
 use clap::{Parser, Subcommand};
 
 use crate::classify::Surface;
@@ -65,6 +65,21 @@ fn grant_of(flag: Option<&str>) -> Grant {
         Some("always") => Grant::Always,
         Some(_) => Grant::Once,
     }
+}
+
+/// The local services `--fs[=ACCESS]` and `--terminal` offer.
+fn services_of(fs: Option<&str>, terminal: bool) -> LocalServices {
+    let mut services = LocalServices::new();
+    if fs.is_some() {
+        services = services.read_files();
+    }
+    if fs == Some("write") {
+        services = services.write_files();
+    }
+    if terminal {
+        services = services.terminals();
+    }
+    services
 }
 
 /// The versions `--protocol` offers.
@@ -141,6 +156,16 @@ enum Command {
         /// that needs a login and gets none makes the exit code 6.
         #[arg(long, value_name = "METHOD")]
         auth: Option<String>,
+        /// Serve the agent's file requests (`fs/read_text_file`, `fs/write_text_file`), confined to
+        /// the session's directory: `--fs` reads and writes, `--fs=read` only reads. Off by
+        /// default (v1 agents; v2 has no client file system).
+        #[arg(long, value_name = "ACCESS", num_args = 0..=1, require_equals = true,
+              default_missing_value = "write", value_parser = ["read", "write"])]
+        fs: Option<String>,
+        /// Run the agent's commands (`terminal/*`) in the session's directory; a command line
+        /// without arguments runs through `$SHELL -c`. Off by default (v1 agents).
+        #[arg(long)]
+        terminal: bool,
         /// Append the agent's stderr to FILE. Default: the interactive chat writes it to a log
         /// in the temporary directory (its path shown once), `--prompt` passes it through.
         #[arg(long, value_name = "FILE")]
@@ -335,6 +360,8 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             url,
             resume,
             auth,
+            fs,
+            terminal,
             agent_log,
             agent,
         } => {
@@ -348,6 +375,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 yes: grant_of(yes.as_deref()),
                 resume,
                 auth,
+                services: services_of(fs.as_deref(), terminal),
                 agent_log,
             };
             if options.prompts.is_empty() {
@@ -372,6 +400,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 yes: Grant::Refuse,
                 resume: None,
                 auth: None,
+                services: LocalServices::new(),
                 agent_log: None,
             };
             sessions::run(&options, here).await

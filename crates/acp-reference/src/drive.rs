@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use acp_sdk::client::{ClientError, Event, Protocol, ToolStatus};
+use acp_sdk::client::{ClientError, Event, Grant, LocalServices, Protocol, ToolStatus};
 use acp_sdk::{Client, ClientOptions};
 
 /// What to drive and how.
@@ -31,6 +31,8 @@ pub struct DriveOptions {
     /// The auth method to log in with when the agent requires it. Never chosen here: real
     /// agents' methods open browsers or wait for codes typed on a terminal.
     pub auth: Option<String>,
+    /// The files and commands served to a v1 agent (`--fs`, `--terminal`), confined to `cwd`.
+    pub services: LocalServices,
 }
 
 /// How one step went.
@@ -116,14 +118,11 @@ pub async fn drive(options: &DriveOptions, out: &mut dyn Write) -> std::io::Resu
     let client_options = ClientOptions::new()
         .info("acp-reference-client", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol)
+        .services(options.services.clone())
         .on_permission(move |request| async move {
-            let wanted = |kind: &str| request.options.iter().find(|c| c.kind.starts_with(kind));
-            let choice = if allow {
-                wanted("allow")
-            } else {
-                wanted("reject")
-            };
-            choice.map(|c| c.id.clone())
+            // By kind, never position: agents list `allow_always` first.
+            let grant = if allow { Grant::Once } else { Grant::Refuse };
+            request.pick(grant).map(|c| c.id.clone())
         });
     let client = match connect(options, client_options).await {
         Ok(client) => client,

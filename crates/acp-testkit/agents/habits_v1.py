@@ -7,7 +7,8 @@
 - A prompt "edit" asks permission for a tool call announced just before, naming only its
   `toolCallId` (mistral-vibe), with `allow_always` listed first (claude, gemini); refused, the
   tool call fails with the reason in its content and the turn ends `cancelled` (claude).
-- A prompt "shell" runs a shell line through `terminal/create` without `args` (claude-code).
+- A prompt "shell" runs a shell line through `terminal/create` without `args` (claude-code);
+  "read" reads `notes.md` in the session's directory with `fs/read_text_file`.
 - An env-var auth method with `vars` (codex); `authenticate` without the variable answers
   -32603 with the reason in `data`; with `--require-auth`, `session/new` needs it first.
 - Noisy stderr (hook warnings, a stack trace); with `--ignore-eof`, it does not exit on EOF.
@@ -27,6 +28,7 @@ lock = threading.Lock()
 pending = {}
 next_id = [100]
 authenticated = [False]
+cwd = ["/"]
 cancelled = threading.Event()
 
 
@@ -114,6 +116,15 @@ def shell(session):
     return "end_turn"
 
 
+def read(session):
+    answer = call("fs/read_text_file", {"sessionId": session, "path": cwd[0] + "/notes.md"})
+    if "result" in answer:
+        write(text(session, "read: " + answer["result"].get("content", "")))
+    else:
+        write(text(session, "read refused: " + json.dumps(answer.get("error"))))
+    return "end_turn"
+
+
 def prompt(request):
     session = request["params"]["sessionId"]
     words = " ".join(block.get("text", "") for block in request["params"]["prompt"]).strip()
@@ -122,6 +133,8 @@ def prompt(request):
         stop = edit(session)
     elif words == "shell":
         stop = shell(session)
+    elif words == "read":
+        stop = read(session)
     else:
         if cancelled.wait(flag_value("--slow", 0)):
             stop = "cancelled"
@@ -151,6 +164,7 @@ def respond(message):
     if method == "session/new":
         if "--require-auth" in ARGS and not authenticated[0]:
             return {"error": {"code": -32000, "message": "Authentication required"}}
+        cwd[0] = message["params"].get("cwd", "/")
         return {"result": {"sessionId": "s1"}, "then": [
             update("s1", {"sessionUpdate": "available_commands_update", "availableCommands": [
                 {"name": "review", "description": "Review the changes"},

@@ -225,3 +225,39 @@ fn protocol_2_against_a_v1_agent_is_an_error() {
         "{stderr}"
     );
 }
+
+/// `acp chat --terminal` runs an agent's shell line (no `args`: `$SHELL -c`, pipes and quotes
+/// intact) and `--fs=read` reads a file in the session's directory; without them both are
+/// refused (issue 25, item 2: no binary served `terminal/*` or `fs/*`).
+#[test]
+fn terminal_and_fs_are_served_when_asked_for() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("notes.md"), "the notes").expect("written");
+    let cwd = dir.path().to_string_lossy().into_owned();
+    let served = chat(&[
+        "--cwd",
+        &cwd,
+        "--terminal",
+        "--fs=read",
+        "--prompt",
+        "shell",
+        "--prompt",
+        "read",
+    ]);
+    let stdout = text(&served.stdout);
+    assert_eq!(
+        served.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&served.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "shell said: HELLO FROM THE SHELL\nread: the notes\n"
+    );
+
+    let refused = chat(&["--cwd", &cwd, "--prompt", "shell", "--prompt", "read"]);
+    let stdout = text(&refused.stdout);
+    assert!(stdout.contains("terminal refused"), "{stdout}");
+    assert!(stdout.contains("read refused"), "{stdout}");
+}

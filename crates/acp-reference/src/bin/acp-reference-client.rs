@@ -17,7 +17,7 @@ use acp_reference::cli::AgentArgs;
 use acp_reference::client::{run_demo, AgentCommand, DemoOptions};
 use acp_reference::drive::{drive, DriveOptions};
 use acp_rpc::process::STOP_GRACE;
-use acp_sdk::client::Protocol;
+use acp_sdk::client::{LocalServices, Protocol};
 use clap::Parser;
 
 /// An ACP client: drives any agent (`--agent CMD ARGS...`), or self-tests the reference agent.
@@ -51,6 +51,14 @@ struct ClientArgs {
     /// An argument for the agent (repeatable), e.g. `--agent-arg=--require-auth`.
     #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
     agent_args: Vec<String>,
+    /// Serve a v1 agent's file requests inside the working directory: `--fs` reads and writes,
+    /// `--fs=read` only reads. Off by default.
+    #[arg(long, value_name = "ACCESS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "write", value_parser = ["read", "write"])]
+    fs: Option<String>,
+    /// Run a v1 agent's commands (`terminal/*`) in the working directory. Off by default.
+    #[arg(long)]
+    terminal: bool,
     /// How long the slow turn runs before the client cancels it, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     cancel_after_ms: u64,
@@ -121,6 +129,19 @@ fn main() {
             turn_timeout: Duration::from_secs(args.turn_timeout_secs.max(1)),
             allow: args.allow,
             auth: args.auth.clone(),
+            services: {
+                let mut services = LocalServices::new();
+                if args.fs.is_some() {
+                    services = services.read_files();
+                }
+                if args.fs.as_deref() == Some("write") {
+                    services = services.write_files();
+                }
+                if args.terminal {
+                    services = services.terminals();
+                }
+                services
+            },
         };
         let mut stdout = std::io::stdout();
         match runtime.block_on(or_signal(drive(&options, &mut stdout))) {
