@@ -185,6 +185,7 @@ impl Screen {
                     let mark = match status {
                         StepStatus::Completed => "[x]",
                         StepStatus::InProgress => "[~]",
+                        StepStatus::Cancelled => "[-]",
                         _ => "[ ]",
                     };
                     self.line(&format!("  {mark} {step}"));

@@ -13,8 +13,6 @@ use acp_sdk::agent::{
 use acp_sdk::{Agent, ContentBlock, RpcError};
 use acp_v2::EmbeddedResourceResource;
 
-use crate::output_v1::V1Output;
-use crate::output_v2::V2Output;
 use crate::script::{self, Outcome, PromptPart, TurnInput, KEYWORDS, MODES};
 use crate::validate::{self, Invalid};
 use crate::AgentOptions;
@@ -127,11 +125,9 @@ impl Agent for ReferenceAgent {
             context_tokens: session.context_tokens.load(Ordering::Relaxed),
         };
         let config = &self.options.script;
-        let report = match turn.as_v2() {
-            Some(v2) => script::run(&V2Output::new(v2), &input, config).await,
-            None => script::run(&V1Output::new(turn), &input, config).await,
-        }
-        .map_err(|err| RpcError::internal_error(format!("the turn failed: {err}")))?;
+        let report = script::run(turn, &input, config)
+            .await
+            .map_err(|err| RpcError::internal_error(format!("the turn failed: {err}")))?;
         session
             .context_tokens
             .store(report.context_tokens, Ordering::Relaxed);

@@ -1,12 +1,12 @@
 //! A reference Agent Client Protocol agent and client, built on `acp-sdk`.
 //!
 //! - [`script`]: the agent's behaviour, scripted by the prompt text ("tool", "terminal", "plan",
-//!   "permission", "slow", otherwise an echo), written once against a version-neutral
-//!   [`script::TurnOutput`].
+//!   "permission", "slow", otherwise an echo), written once against the SDK's version-neutral
+//!   turn ([`acp_session::neutral::TurnEvents`]).
 //! - [`agent`]: the agent itself, an [`acp_sdk::Agent`]: the SDK serves it to v1 and v2 clients
 //!   (sessions, list, resume and load with replay, close, delete, cancellation, validation,
-//!   authentication), and its turns run the script through [`output_v2`] (v2 upserts) or
-//!   [`output_v1`] (v1's `tool_call` + `tool_call_update`, terminals shown as text).
+//!   authentication), and its turns run the script on the SDK's `Turn`, which carries it as v2
+//!   upserts or as v1's `tool_call` + `tool_call_update` (terminals shown as text).
 //! - [`client`]: a client that launches the agent as a subprocess, drives a full session, folds
 //!   every `session/update` into [`acp_session::v2::SessionState`] and checks that a resume with
 //!   replay rebuilds the same state; [`render`] prints that state.
@@ -21,8 +21,6 @@ pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod drive;
-pub mod output_v1;
-pub mod output_v2;
 pub mod render;
 pub mod script;
 pub use acp_sdk::validate;

@@ -12,20 +12,21 @@
 //!
 //! Without a keyword the turn echoes the prompt, describing images, audio and resources. Every
 //! turn opens with a short thought, reports session info (the title on the first prompt) and
-//! ends with a usage report. The plumbing of each protocol version implements [`TurnOutput`] and
-//! ends the turn with the [`Outcome`] the script returns.
+//! ends with a usage report. It reports through the SDK's neutral turn ([`TurnEvents`], which
+//! `acp_sdk::agent::Turn` carries over v1 and v2), and the agent ends the turn with the
+//! [`Outcome`] the script returns.
 
 mod content;
-mod events;
 mod plan;
 mod steps;
 
 use std::time::Duration;
 
+use acp_rpc::Error;
+use acp_session::neutral::{MessageRef, Speaker, StepStatus, TurnEvent, TurnEvents};
 use plan::Plan;
 
 pub use content::{estimate_tokens, git_quote, title_from, GREETING_FILE, TEST_COMMAND};
-pub use events::*;
 
 /// The session modes (the `mode` config option): value, name, description.
 pub const MODES: &[(&str, &str, &str)] = &[
@@ -299,11 +300,11 @@ impl Keywords {
 }
 
 /// Runs one scripted turn on `out`. The caller ends the turn with the returned outcome.
-pub async fn run<O: TurnOutput>(
-    out: &O,
+pub async fn run<O: TurnEvents>(
+    out: &mut O,
     input: &TurnInput,
     config: &ScriptConfig,
-) -> Result<TurnReport, OutputError> {
+) -> Result<TurnReport, Error> {
     let mut runner = Runner {
         out,
         input,
@@ -319,15 +320,15 @@ pub async fn run<O: TurnOutput>(
 }
 
 struct Runner<'a, O> {
-    out: &'a O,
+    out: &'a mut O,
     input: &'a TurnInput,
     config: &'a ScriptConfig,
     next_message: u32,
     tokens: u64,
 }
 
-impl<O: TurnOutput> Runner<'_, O> {
-    async fn run(&mut self) -> Result<Outcome, OutputError> {
+impl<O: TurnEvents> Runner<'_, O> {
+    async fn run(&mut self) -> Result<Outcome, Error> {
         let text = self.input.text();
         self.tokens += estimate_tokens(&text);
         let keywords = if self.config.every_prompt {
@@ -345,7 +346,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         let mut plan = keywords.plan.then(|| Plan::new(self.input, &steps));
         let mut summary = Vec::new();
         for (index, step) in steps.iter().enumerate() {
-            if self.out.is_cancelled() {
+            if self.out.cancellation().is_cancelled() {
                 break;
             }
             self.plan_step(&mut plan, index, StepStatus::InProgress)
@@ -353,7 +354,7 @@ impl<O: TurnOutput> Runner<'_, O> {
             if let Some(line) = self.step(*step).await? {
                 summary.push(line);
             }
-            let status = if self.out.is_cancelled() {
+            let status = if self.out.cancellation().is_cancelled() {
                 StepStatus::Cancelled
             } else {
                 StepStatus::Completed
@@ -361,13 +362,13 @@ impl<O: TurnOutput> Runner<'_, O> {
             self.plan_step(&mut plan, index, status).await?;
         }
 
-        if keywords.plan && !self.out.is_cancelled() {
+        if keywords.plan && !self.out.cancellation().is_cancelled() {
             let steps = steps.len() + 1;
             let id = format!("plan_{}", self.input.turn_number);
             summary.push(format!("followed {id} ({steps} steps)"));
         }
         let report = steps.len();
-        if !self.out.is_cancelled() {
+        if !self.out.cancellation().is_cancelled() {
             self.plan_step(&mut plan, report, StepStatus::InProgress)
                 .await?;
         }
@@ -376,7 +377,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         } else {
             self.summarise(&summary).await?;
         }
-        let outcome = if self.out.is_cancelled() {
+        let outcome = if self.out.cancellation().is_cancelled() {
             if let Some(plan) = &mut plan {
                 let event = plan.cancel_unfinished();
                 self.out.emit(event).await?;
@@ -388,7 +389,7 @@ impl<O: TurnOutput> Runner<'_, O> {
             Outcome::EndTurn
         };
         self.out
-            .emit(Event::Usage {
+            .emit(TurnEvent::Usage {
                 used: self.tokens,
                 size: CONTEXT_WINDOW,
             })
@@ -396,7 +397,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         Ok(outcome)
     }
 
-    async fn step(&mut self, step: Step) -> Result<Option<String>, OutputError> {
+    async fn step(&mut self, step: Step) -> Result<Option<String>, Error> {
         match step {
             Step::Tool => self.tool().await.map(Some),
             Step::Terminal => self.terminal().await.map(Some),
@@ -409,7 +410,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         }
     }
 
-    async fn session_info(&mut self, text: &str) -> Result<(), OutputError> {
+    async fn session_info(&mut self, text: &str) -> Result<(), Error> {
         let title = (self.input.turn_number == 1).then(|| {
             let described = self.input.parts.iter().find_map(PromptPart::describe);
             match described {
@@ -418,14 +419,14 @@ impl<O: TurnOutput> Runner<'_, O> {
             }
         });
         self.out
-            .emit(Event::SessionInfo {
+            .emit(TurnEvent::SessionInfo {
                 title,
                 updated_at: acp_sdk::time::now_rfc3339(),
             })
             .await
     }
 
-    async fn think(&mut self, keywords: &Keywords) -> Result<(), OutputError> {
+    async fn think(&mut self, keywords: &Keywords) -> Result<(), Error> {
         let thought = self.new_message();
         self.say(
             thought,
@@ -441,7 +442,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         self.say(thought, Speaker::Thought, plan).await
     }
 
-    async fn echo(&mut self, text: &str) -> Result<(), OutputError> {
+    async fn echo(&mut self, text: &str) -> Result<(), Error> {
         let message = self.new_message();
         self.say(message, Speaker::Agent, "You said: ").await?;
         if !text.is_empty() {
@@ -455,9 +456,9 @@ impl<O: TurnOutput> Runner<'_, O> {
         Ok(())
     }
 
-    async fn summarise(&mut self, lines: &[String]) -> Result<(), OutputError> {
+    async fn summarise(&mut self, lines: &[String]) -> Result<(), Error> {
         let message = self.new_message();
-        let head = if self.out.is_cancelled() {
+        let head = if self.out.cancellation().is_cancelled() {
             "Stopped: the turn was cancelled."
         } else {
             "Done."
@@ -484,7 +485,7 @@ impl<O: TurnOutput> Runner<'_, O> {
         plan: &mut Option<Plan>,
         index: usize,
         status: StepStatus,
-    ) -> Result<(), OutputError> {
+    ) -> Result<(), Error> {
         match plan {
             Some(plan) => {
                 let event = plan.set(index, status);
@@ -504,11 +505,11 @@ impl<O: TurnOutput> Runner<'_, O> {
         message: MessageRef,
         speaker: Speaker,
         text: impl Into<String>,
-    ) -> Result<(), OutputError> {
+    ) -> Result<(), Error> {
         let text = text.into();
         self.tokens += estimate_tokens(&text);
         self.out
-            .emit(Event::MessageChunk {
+            .emit(TurnEvent::Chunk {
                 message,
                 speaker,
                 text,
@@ -518,12 +519,12 @@ impl<O: TurnOutput> Runner<'_, O> {
 
     /// Waits `duration`; `false` (at once) when the turn is cancelled meanwhile.
     async fn pause(&self, duration: Duration) -> bool {
-        if self.out.is_cancelled() {
+        if self.out.cancellation().is_cancelled() {
             return false;
         }
         tokio::select! {
             biased;
-            () = self.out.cancelled() => false,
+            () = self.out.cancellation().cancelled() => false,
             () = tokio::time::sleep(duration) => true,
         }
     }

@@ -1,8 +1,8 @@
 //! The plan of a turn with `plan`: its steps plus a final "Report back" step, replaced whole
 //! on every change.
 
-use super::events::{Event, PlanStep, StepStatus};
 use super::{Step, TurnInput};
+use acp_session::neutral::{PlanStep, StepStatus, TurnEvent};
 
 /// A plan of the turn's steps plus a final "Report back" step.
 pub(super) struct Plan {
@@ -16,10 +16,7 @@ impl Plan {
             .iter()
             .map(|step| step.label())
             .chain(["Report back"])
-            .map(|content| PlanStep {
-                content: content.to_owned(),
-                status: StepStatus::Pending,
-            })
+            .map(|content| PlanStep::new(content, StepStatus::Pending))
             .collect();
         Self {
             id: format!("plan_{}", input.turn_number),
@@ -27,14 +24,14 @@ impl Plan {
         }
     }
 
-    pub(super) fn set(&mut self, index: usize, status: StepStatus) -> Event {
+    pub(super) fn set(&mut self, index: usize, status: StepStatus) -> TurnEvent {
         if let Some(step) = self.steps.get_mut(index) {
             step.status = status;
         }
         self.event()
     }
 
-    pub(super) fn cancel_unfinished(&mut self) -> Event {
+    pub(super) fn cancel_unfinished(&mut self) -> TurnEvent {
         for step in &mut self.steps {
             if step.status != StepStatus::Completed {
                 step.status = StepStatus::Cancelled;
@@ -43,8 +40,8 @@ impl Plan {
         self.event()
     }
 
-    fn event(&self) -> Event {
-        Event::Plan {
+    fn event(&self) -> TurnEvent {
+        TurnEvent::PlanSteps {
             plan_id: self.id.clone(),
             steps: self.steps.clone(),
         }

@@ -4,16 +4,21 @@
 use std::time::Instant;
 
 use super::content::{self, estimate_tokens, GREETING_FILE, TEST_COMMAND};
-use super::events::*;
+use acp_rpc::Error;
+use acp_session::neutral::{
+    Choice, ChoiceKind, Decision, Exit, FileDiff, PermissionAsk, Speaker, TerminalInfo,
+    ToolCallPatch, ToolContent, ToolKind, ToolStatus, TurnEvent, TurnEvents,
+};
+
 use super::Runner;
 
-impl<O: TurnOutput> Runner<'_, O> {
-    pub(super) async fn tool(&mut self) -> Result<String, OutputError> {
+impl<O: TurnEvents> Runner<'_, O> {
+    pub(super) async fn tool(&mut self) -> Result<String, Error> {
         let id = format!("call_{}_tool", self.input.turn_number);
         let path = content::under(&self.input.cwd, GREETING_FILE);
         self.out
-            .emit(Event::ToolCall(
-                ToolCall::new(&id)
+            .emit(TurnEvent::Tool(
+                ToolCallPatch::new(&id)
                     .title(format!("Edit {GREETING_FILE}"))
                     .kind(ToolKind::Edit)
                     .status(ToolStatus::Pending)
@@ -32,16 +37,17 @@ impl<O: TurnOutput> Runner<'_, O> {
             }
             self.tool_content(&id, ToolContent::Text(line)).await?;
         }
-        let diff = FileDiff {
-            patch: content::greeting_patch(&path),
+        let patch = content::greeting_patch(&path);
+        let diff = FileDiff::new(
             path,
-            old_text: Some(content::GREETING_BEFORE.to_owned()),
-            new_text: content::GREETING_AFTER.to_owned(),
-        };
+            Some(content::GREETING_BEFORE.to_owned()),
+            content::GREETING_AFTER,
+            patch,
+        );
         self.tool_content(&id, ToolContent::Diff(diff)).await?;
         self.out
-            .emit(Event::ToolCall(
-                ToolCall::new(&id)
+            .emit(TurnEvent::Tool(
+                ToolCallPatch::new(&id)
                     .status(ToolStatus::Completed)
                     .raw_output(serde_json::json!({ "linesChanged": 1 })),
             ))
@@ -49,20 +55,19 @@ impl<O: TurnOutput> Runner<'_, O> {
         Ok(format!("edited {GREETING_FILE} (1 line changed)"))
     }
 
-    pub(super) async fn terminal(&mut self) -> Result<String, OutputError> {
+    pub(super) async fn terminal(&mut self) -> Result<String, Error> {
         let call = format!("call_{}_terminal", self.input.turn_number);
         let terminal = format!("term_{}", self.input.turn_number);
         self.out
-            .emit(Event::Terminal(TerminalInfo {
-                id: terminal.clone(),
-                command: Some(TEST_COMMAND.to_owned()),
-                cwd: Some(self.input.cwd.clone()),
-                exit: None,
-            }))
+            .emit(TurnEvent::Terminal(
+                TerminalInfo::new(terminal.clone())
+                    .command(TEST_COMMAND)
+                    .cwd(self.input.cwd.clone()),
+            ))
             .await?;
         self.out
-            .emit(Event::ToolCall(
-                ToolCall::new(&call)
+            .emit(TurnEvent::Tool(
+                ToolCallPatch::new(&call)
                     .title(format!("Run `{TEST_COMMAND}`"))
                     .kind(ToolKind::Execute)
                     .status(ToolStatus::InProgress)
@@ -73,45 +78,38 @@ impl<O: TurnOutput> Runner<'_, O> {
         for chunk in content::TEST_OUTPUT {
             if !self.pause(self.config.step_delay).await {
                 self.terminal_output(&terminal, b"^C\r\n").await?;
-                self.terminal_exit(&terminal, None, Some("SIGINT")).await?;
+                self.terminal_exit(&terminal, Exit::signal("SIGINT"))
+                    .await?;
                 return self.tool_cancelled(&call, "test run").await;
             }
             self.terminal_output(&terminal, chunk).await?;
         }
-        self.terminal_exit(&terminal, Some(0), None).await?;
+        self.terminal_exit(&terminal, Exit::code(0)).await?;
         self.tool_status(&call, ToolStatus::Completed).await?;
         Ok(format!(
             "ran `{TEST_COMMAND}` in {terminal}: 3 passed (exit 0)"
         ))
     }
 
-    pub(super) async fn permission(&mut self) -> Result<String, OutputError> {
+    pub(super) async fn permission(&mut self) -> Result<String, Error> {
         let id = format!("call_{}_permission", self.input.turn_number);
         let target = content::under(&self.input.cwd, "target");
-        let call = ToolCall::new(&id)
+        let call = ToolCallPatch::new(&id)
             .title("Delete target/ (the build cache)")
             .kind(ToolKind::Delete)
             .status(ToolStatus::Pending)
             .locations(vec![target.clone()]);
-        self.out.emit(Event::ToolCall(call.clone())).await?;
-        let ask = PermissionAsk {
-            title: "Allow deleting target/?".to_owned(),
-            description: Some(format!("This removes {target} and everything in it.")),
-            tool_call: call,
-            options: vec![
-                PermissionChoice {
-                    id: "allow_once".to_owned(),
-                    name: "Allow once".to_owned(),
-                    kind: ChoiceKind::AllowOnce,
-                },
-                PermissionChoice {
-                    id: "reject_once".to_owned(),
-                    name: "Reject".to_owned(),
-                    kind: ChoiceKind::RejectOnce,
-                },
+        self.out.emit(TurnEvent::Tool(call.clone())).await?;
+        let ask = PermissionAsk::new(
+            "Allow deleting target/?",
+            call,
+            vec![
+                Choice::new("allow_once", "Allow once", ChoiceKind::AllowOnce),
+                Choice::new("reject_once", "Reject", ChoiceKind::RejectOnce),
             ],
-        };
-        match self.out.request_permission(ask).await? {
+        )
+        .description(format!("This removes {target} and everything in it."));
+        match self.out.ask(ask).await? {
             Decision::Allowed => {
                 self.tool_status(&id, ToolStatus::InProgress).await?;
                 self.pause(self.config.step_delay).await;
@@ -120,17 +118,18 @@ impl<O: TurnOutput> Runner<'_, O> {
                 self.tool_status(&id, ToolStatus::Completed).await?;
                 Ok("deleted target/ (permission granted)".to_owned())
             }
-            Decision::Rejected => {
+            Decision::Cancelled => self.tool_cancelled(&id, "deletion").await,
+            // A refusal, or anything that is not approval.
+            _ => {
                 let kept = "Not deleted: permission was not granted.".to_owned();
                 self.tool_content(&id, ToolContent::Text(kept)).await?;
                 self.tool_status(&id, ToolStatus::Cancelled).await?;
                 Ok("kept target/ (permission rejected)".to_owned())
             }
-            Decision::Cancelled => self.tool_cancelled(&id, "deletion").await,
         }
     }
 
-    pub(super) async fn slow(&mut self) -> Result<String, OutputError> {
+    pub(super) async fn slow(&mut self) -> Result<String, Error> {
         let message = self.new_message();
         let total = self.config.slow_duration;
         self.say(
@@ -162,55 +161,42 @@ impl<O: TurnOutput> Runner<'_, O> {
         }
     }
 
-    async fn tool_cancelled(&mut self, id: &str, what: &str) -> Result<String, OutputError> {
+    async fn tool_cancelled(&mut self, id: &str, what: &str) -> Result<String, Error> {
         self.tool_status(id, ToolStatus::Cancelled).await?;
         Ok(format!("cancelled the {what}"))
     }
 
-    async fn tool_status(&mut self, id: &str, status: ToolStatus) -> Result<(), OutputError> {
+    async fn tool_status(&mut self, id: &str, status: ToolStatus) -> Result<(), Error> {
         self.out
-            .emit(Event::ToolCall(ToolCall::new(id).status(status)))
+            .emit(TurnEvent::Tool(ToolCallPatch::new(id).status(status)))
             .await
     }
 
-    async fn tool_content(&mut self, id: &str, content: ToolContent) -> Result<(), OutputError> {
+    async fn tool_content(&mut self, id: &str, content: ToolContent) -> Result<(), Error> {
         if let ToolContent::Text(text) = &content {
             self.tokens += estimate_tokens(text);
         }
         self.out
-            .emit(Event::ToolCallContent {
-                tool_call_id: id.to_owned(),
+            .emit(TurnEvent::ToolContent {
+                id: id.to_owned(),
                 content,
             })
             .await
     }
 
-    async fn terminal_output(&mut self, id: &str, bytes: &[u8]) -> Result<(), OutputError> {
+    async fn terminal_output(&mut self, id: &str, bytes: &[u8]) -> Result<(), Error> {
         self.tokens += u64::try_from(bytes.len().div_ceil(4)).unwrap_or(0);
         self.out
-            .emit(Event::TerminalOutput {
-                terminal_id: id.to_owned(),
+            .emit(TurnEvent::TerminalOutput {
+                id: id.to_owned(),
                 bytes: bytes.to_vec(),
             })
             .await
     }
 
-    async fn terminal_exit(
-        &mut self,
-        id: &str,
-        code: Option<i64>,
-        signal: Option<&str>,
-    ) -> Result<(), OutputError> {
+    async fn terminal_exit(&mut self, id: &str, exit: Exit) -> Result<(), Error> {
         self.out
-            .emit(Event::Terminal(TerminalInfo {
-                id: id.to_owned(),
-                command: None,
-                cwd: None,
-                exit: Some(Exit {
-                    code,
-                    signal: signal.map(str::to_owned),
-                }),
-            }))
+            .emit(TurnEvent::Terminal(TerminalInfo::new(id).exit(exit)))
             .await
     }
 }

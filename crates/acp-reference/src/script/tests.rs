@@ -1,14 +1,18 @@
-//! The script against a recording [`TurnOutput`].
+//! The script against a recording [`TurnEvents`].
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use acp_rpc::CancellationToken;
+use acp_session::neutral::{
+    Choice, ChoiceKind, Decision, PermissionAsk, ToolCallPatch, ToolStatus,
+};
+use acp_session::Permission;
 
 use super::*;
 
 struct Recorder {
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Vec<TurnEvent>>,
     asks: Mutex<Vec<PermissionAsk>>,
     answer: Option<String>,
     cancellation: CancellationToken,
@@ -24,7 +28,7 @@ impl Recorder {
         }
     }
 
-    fn events(&self) -> Vec<Event> {
+    fn events(&self) -> Vec<TurnEvent> {
         self.events.lock().expect("lock").clone()
     }
 
@@ -32,18 +36,19 @@ impl Recorder {
         self.events()
             .iter()
             .map(|event| match event {
-                Event::MessageChunk {
+                TurnEvent::Chunk {
                     speaker: Speaker::Thought,
                     ..
                 } => "thought",
-                Event::MessageChunk { .. } => "message",
-                Event::ToolCall(_) => "tool_call",
-                Event::ToolCallContent { .. } => "tool_content",
-                Event::Terminal(_) => "terminal",
-                Event::TerminalOutput { .. } => "terminal_output",
-                Event::Plan { .. } => "plan",
-                Event::SessionInfo { .. } => "info",
-                Event::Usage { .. } => "usage",
+                TurnEvent::Chunk { .. } => "message",
+                TurnEvent::Tool(_) => "tool_call",
+                TurnEvent::ToolContent { .. } => "tool_content",
+                TurnEvent::Terminal(_) => "terminal",
+                TurnEvent::TerminalOutput { .. } => "terminal_output",
+                TurnEvent::PlanSteps { .. } => "plan",
+                TurnEvent::SessionInfo { .. } => "info",
+                TurnEvent::Usage { .. } => "usage",
+                _ => "other",
             })
             .collect()
     }
@@ -52,7 +57,7 @@ impl Recorder {
         self.events()
             .iter()
             .filter_map(|event| match event {
-                Event::MessageChunk { speaker, text, .. } if *speaker == wanted => {
+                TurnEvent::Chunk { speaker, text, .. } if *speaker == wanted => {
                     Some(text.as_str().to_owned())
                 }
                 _ => None,
@@ -61,13 +66,21 @@ impl Recorder {
     }
 }
 
-impl TurnOutput for Recorder {
-    async fn emit(&self, event: Event) -> Result<(), OutputError> {
+impl TurnEvents for Recorder {
+    async fn emit(&mut self, event: TurnEvent) -> Result<(), Error> {
         self.events.lock().expect("lock").push(event);
         Ok(())
     }
 
-    async fn request_permission(&self, ask: PermissionAsk) -> Result<Decision, OutputError> {
+    async fn ask_permission(
+        &mut self,
+        _tool_call_id: &str,
+        _title: &str,
+    ) -> Result<Permission, Error> {
+        Ok(Permission::Cancelled)
+    }
+
+    async fn ask(&mut self, ask: PermissionAsk) -> Result<Decision, Error> {
         self.asks.lock().expect("lock").push(ask.clone());
         match &self.answer {
             Some(option) => Ok(ask.decide(option)),
@@ -78,12 +91,8 @@ impl TurnOutput for Recorder {
         }
     }
 
-    async fn cancelled(&self) {
-        self.cancellation.cancelled().await
-    }
-
-    fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+    fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
     }
 }
 
@@ -129,23 +138,14 @@ fn keywords_are_case_insensitive_and_combine_in_a_fixed_order() {
 
 #[test]
 fn only_an_offered_allow_option_is_approval() {
-    let ask = PermissionAsk {
-        title: "t".into(),
-        description: None,
-        tool_call: ToolCall::new("c"),
-        options: vec![
-            PermissionChoice {
-                id: "yes".into(),
-                name: "Yes".into(),
-                kind: ChoiceKind::AllowOnce,
-            },
-            PermissionChoice {
-                id: "no".into(),
-                name: "No".into(),
-                kind: ChoiceKind::RejectOnce,
-            },
+    let ask = PermissionAsk::new(
+        "t",
+        ToolCallPatch::new("c"),
+        vec![
+            Choice::new("yes", "Yes", ChoiceKind::AllowOnce),
+            Choice::new("no", "No", ChoiceKind::RejectOnce),
         ],
-    };
+    );
     assert_eq!(ask.decide("yes"), Decision::Allowed);
     assert_eq!(ask.decide("no"), Decision::Rejected);
     assert_eq!(ask.decide("something else"), Decision::Rejected);
@@ -153,13 +153,13 @@ fn only_an_offered_allow_option_is_approval() {
 
 #[tokio::test]
 async fn a_prompt_without_keywords_is_echoed_after_a_thought() {
-    let out = Recorder::new(None);
+    let mut out = Recorder::new(None);
     let mut turn = input("Hello there");
     turn.parts.push(PromptPart::Image {
         mime_type: "image/png".into(),
         bytes: 67,
     });
-    let report = run(&out, &turn, &fast()).await.expect("ran");
+    let report = run(&mut out, &turn, &fast()).await.expect("ran");
     assert_eq!(report.outcome, Outcome::EndTurn);
     assert!(report.context_tokens > 0);
     assert_eq!(
@@ -172,19 +172,19 @@ async fn a_prompt_without_keywords_is_echoed_after_a_thought() {
     );
     assert!(matches!(
         &out.events()[0],
-        Event::SessionInfo { title: Some(title), .. } if title == "Hello there"
+        TurnEvent::SessionInfo { title: Some(title), .. } if title == "Hello there"
     ));
 }
 
 #[tokio::test]
 async fn an_echo_shows_control_and_bidi_characters_instead_of_obeying_them() {
-    let out = Recorder::new(None);
+    let mut out = Recorder::new(None);
     let mut turn = input("safe\u{1b}[2Jwiped \u{202e}txt.exe\u{7}\tend\nnext");
     turn.parts.push(PromptPart::Link {
         name: "a\u{2066}b".into(),
         uri: "file:///x\u{0}".into(),
     });
-    run(&out, &turn, &fast()).await.expect("ran");
+    run(&mut out, &turn, &fast()).await.expect("ran");
     assert_eq!(
         out.text_of(Speaker::Agent),
         "You said: safe\\u{1b}[2Jwiped \\u{202e}txt.exe\\u{7}\tend\nnext\n\
@@ -194,15 +194,15 @@ async fn an_echo_shows_control_and_bidi_characters_instead_of_obeying_them() {
 
 #[tokio::test]
 async fn a_plan_is_replaced_as_its_steps_complete() {
-    let out = Recorder::new(Some("allow_once"));
-    run(&out, &input("plan: tool, terminal"), &fast())
+    let mut out = Recorder::new(Some("allow_once"));
+    run(&mut out, &input("plan: tool, terminal"), &fast())
         .await
         .expect("ran");
     let plans: Vec<Vec<StepStatus>> = out
         .events()
         .iter()
         .filter_map(|event| match event {
-            Event::Plan { steps, .. } => Some(steps.iter().map(|s| s.status).collect()),
+            TurnEvent::PlanSteps { steps, .. } => Some(steps.iter().map(|s| s.status).collect()),
             _ => None,
         })
         .collect();
@@ -222,7 +222,7 @@ async fn a_plan_is_replaced_as_its_steps_complete() {
         .events()
         .iter()
         .filter_map(|event| match event {
-            Event::TerminalOutput { bytes, .. } => Some(bytes.clone()),
+            TurnEvent::TerminalOutput { bytes, .. } => Some(bytes.clone()),
             _ => None,
         })
         .flatten()
@@ -238,18 +238,20 @@ async fn permission_outcomes_are_acted_on() {
         (Some("_future"), ToolStatus::Cancelled, Outcome::EndTurn),
         (None, ToolStatus::Cancelled, Outcome::Cancelled),
     ] {
-        let out = Recorder::new(answer);
-        let report = run(&out, &input("permission"), &fast()).await.expect("ran");
+        let mut out = Recorder::new(answer);
+        let report = run(&mut out, &input("permission"), &fast())
+            .await
+            .expect("ran");
         assert_eq!(report.outcome, outcome, "{answer:?}");
         let last_status = out.events().iter().rev().find_map(|event| match event {
-            Event::ToolCall(call) => call.status,
+            TurnEvent::Tool(call) => call.status,
             _ => None,
         });
         assert_eq!(last_status, Some(status), "{answer:?}");
         let asks = out.asks.lock().expect("lock").clone();
         assert_eq!(asks.len(), 1);
         let first_call = out.events().iter().find_map(|event| match event {
-            Event::ToolCall(call) => Some(call.clone()),
+            TurnEvent::Tool(call) => Some(call.clone()),
             _ => None,
         });
         assert_eq!(first_call.as_ref(), Some(&asks[0].tool_call));
@@ -258,7 +260,7 @@ async fn permission_outcomes_are_acted_on() {
 
 #[tokio::test]
 async fn a_slow_turn_stops_promptly_when_cancelled() {
-    let out = Recorder::new(None);
+    let mut out = Recorder::new(None);
     let config = ScriptConfig {
         slow_duration: Duration::from_secs(30),
         ..fast()
@@ -266,7 +268,7 @@ async fn a_slow_turn_stops_promptly_when_cancelled() {
     let cancel = out.cancellation.clone();
     let started = std::time::Instant::now();
     let slow = input("slow");
-    let (report, ()) = tokio::join!(run(&out, &slow, &config), async {
+    let (report, ()) = tokio::join!(run(&mut out, &slow, &config), async {
         tokio::time::sleep(Duration::from_millis(60)).await;
         cancel.cancel();
     });

@@ -68,6 +68,9 @@ use std::future::Future;
 use acp_rpc::RpcError;
 use acp_v2::ContentBlock;
 
+/// The neutral turn's vocabulary: tool calls with diffs, terminals and locations, plans,
+/// permission questions ([`Turn`] carries it over v1 and v2).
+pub use acp_session::neutral;
 pub use acp_session::neutral::{TurnEvent, ALLOW, REJECT};
 pub use client_services::{
     ClientFs, ClientTerminal, ClientTerminals, TerminalExit, TerminalOutput,

@@ -69,6 +69,7 @@ fn step(status: &str) -> StepStatus {
     match status {
         "in_progress" => StepStatus::InProgress,
         "completed" => StepStatus::Completed,
+        "cancelled" => StepStatus::Cancelled,
         _ => StepStatus::Pending,
     }
 }

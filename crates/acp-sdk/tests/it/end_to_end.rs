@@ -606,3 +606,49 @@ async fn prompts_waiting_on_the_client_do_not_block_other_requests() {
         }
     }
 }
+
+/// The neutral turn's diffs, locations, agent-owned terminals and usage reach a client of
+/// either version (issue 25: the reference agent needed its own output_v1/output_v2 for them):
+/// v2 as a terminal with its output, v1 as the tool call's text, since v1 terminals are the
+/// client's.
+#[tokio::test]
+async fn diffs_locations_terminals_and_usage_reach_both_versions() {
+    use acp_sdk::client::Folded;
+    for (protocol, _) in VERSIONS {
+        let server = Server::new(Scripted);
+        let client = connect(&server, allowing(protocol)).await;
+        let session = within("session/new", client.new_session(cwd()))
+            .await
+            .expect("session");
+        let turn = session.prompt("rich").await.expect("sent");
+        let outcome = within("the turn", turn.outcome()).await.expect("ends");
+        assert_eq!(outcome.stop_reason, StopReason::EndTurn);
+        let state = session.state();
+        let run = state
+            .tool_calls
+            .iter()
+            .find(|c| c.id == "run")
+            .expect("run");
+        assert_eq!(run.status, ToolStatus::Completed);
+        match session.folded() {
+            Folded::V1(state) => {
+                let edit = state.tool_calls.get(&"edit".into()).expect("edit");
+                assert_eq!(edit.locations[0].path, "/w/a.txt");
+                assert!(matches!(edit.content[0], acp_v1::ToolCallContent::Diff(_)));
+                assert_eq!(run.text, "$ make  (in /w)\nbuilt\n[exit code 0]");
+                let usage = state.usage.as_ref().expect("usage");
+                assert_eq!((usage.used, usage.size), (Some(1_200), Some(200_000)));
+            }
+            Folded::V2(state) => {
+                let edit = state.tool_calls.get(&"edit".into()).expect("edit");
+                assert_eq!(edit.locations[0].path, "/w/a.txt".into());
+                assert!(matches!(edit.content[0], acp_v2::ToolCallContent::Diff(_)));
+                let terminal = state.terminals.get(&"term".into()).expect("term");
+                assert!(terminal.transcript.text().contains("built"), "{terminal:?}");
+                let usage = state.usage.as_ref().expect("usage");
+                assert_eq!((usage.used, usage.size), (Some(1_200), Some(200_000)));
+            }
+            _ => unreachable!("v1 or v2"),
+        }
+    }
+}

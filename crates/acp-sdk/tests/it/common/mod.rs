@@ -1,6 +1,7 @@
 //! A test agent on the SDK: `mode` config option, and prompts scripted by their text
 //! (`tool` runs a tool call after asking permission, `plan` reports a plan, `wait` waits for
-//! cancellation, `deaf` ignores it, `slow` works 1.5 s and ends, `fail` fails the turn).
+//! cancellation, `deaf` ignores it, `slow` works 1.5 s and ends, `fail` fails the turn, `rich`
+//! reports a diff with locations, a terminal and usage through the neutral turn).
 
 #![allow(dead_code)]
 
@@ -62,6 +63,10 @@ impl Agent for Scripted {
             turn.cancellation().cancelled().await;
             return Ok(StopReason::EndTurn);
         }
+        if text.contains("rich") {
+            rich(turn).await?;
+            return Ok(StopReason::EndTurn);
+        }
         turn.thought("thinking").await?;
         if text.contains("plan") {
             turn.plan(vec![
@@ -107,6 +112,49 @@ impl Agent for Scripted {
         }
         Ok(())
     }
+}
+
+/// The neutral turn's richer events: an edit with a diff and its location, a command shown in
+/// an agent-owned terminal (v1: as text of its tool call), the context window's use.
+async fn rich(turn: &mut Turn) -> Result<(), RpcError> {
+    use acp_sdk::agent::neutral::{
+        Exit, FileDiff, TerminalInfo, ToolCallPatch, ToolContent, ToolKind, ToolStatus, TurnEvent,
+    };
+    let diff = FileDiff::new("/w/a.txt", Some("old\n".into()), "new\n", "--- /w/a.txt\n");
+    turn.tool_call(
+        ToolCallPatch::new("edit")
+            .title("Edit a.txt")
+            .kind(ToolKind::Edit)
+            .status(ToolStatus::Completed)
+            .locations(vec!["/w/a.txt".into()])
+            .content(vec![ToolContent::Diff(diff)]),
+    )
+    .await?;
+    turn.emit(TurnEvent::Terminal(
+        TerminalInfo::new("term").command("make").cwd("/w"),
+    ))
+    .await?;
+    turn.tool_call(
+        ToolCallPatch::new("run")
+            .title("Run make")
+            .kind(ToolKind::Execute)
+            .status(ToolStatus::InProgress)
+            .content(vec![ToolContent::Terminal("term".into())]),
+    )
+    .await?;
+    turn.emit(TurnEvent::TerminalOutput {
+        id: "term".into(),
+        bytes: b"\x1b[32mbuilt\x1b[0m\r\n".to_vec(),
+    })
+    .await?;
+    turn.emit(TurnEvent::Terminal(
+        TerminalInfo::new("term").exit(Exit::code(0)),
+    ))
+    .await?;
+    turn.tool_call(ToolCallPatch::new("run").status(ToolStatus::Completed))
+        .await?;
+    turn.usage(1_200, 200_000).await?;
+    Ok(())
 }
 
 /// A connection of `principal` to `server` over an in-memory pipe, as a raw client initialized
