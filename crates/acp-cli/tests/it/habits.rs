@@ -261,3 +261,30 @@ fn terminal_and_fs_are_served_when_asked_for() {
     assert!(stdout.contains("terminal refused"), "{stdout}");
     assert!(stdout.contains("read refused"), "{stdout}");
 }
+
+/// An agent that stays up after its stdin closes (as every real agent tried does) and writes
+/// to stderr is still stopped when the chat ends: nothing it started is left.
+#[test]
+fn an_agent_that_ignores_eof_is_stopped_when_the_chat_ends() {
+    let started = std::time::Instant::now();
+    let output = Command::new(ACP)
+        .args(["chat", "--prompt", "hello", "--"])
+        .args(habits_agent(&["--ignore-eof", "--eof-marker-7f3a"]))
+        .output()
+        .expect("acp runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("stdin closed; staying up"));
+    // Stopping is bounded by the stop grace (stdin closed, SIGTERM, SIGKILL: 1 s each).
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let left = Command::new("pgrep")
+        .args(["-f", "--", "eof-marker-7f3a"])
+        .output()
+        .expect("pgrep runs");
+    // pgrep: 1 when nothing matches (0: something does; 2: a usage error).
+    assert_eq!(
+        left.status.code(),
+        Some(1),
+        "left behind: {}",
+        text(&left.stdout)
+    );
+}
