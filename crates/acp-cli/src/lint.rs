@@ -170,6 +170,16 @@ struct Session {
     v1_answered_at: Option<usize>,
 }
 
+/// Where a message is and what it is: its version, line, sender, kind and method.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    version: u16,
+    line: usize,
+    from: Option<Side>,
+    kind: Kind,
+    method: Option<&'a str>,
+}
+
 /// The checker's memory of a transcript.
 #[derive(Default)]
 struct Checker {
@@ -199,15 +209,14 @@ impl Checker {
         self.violations.push(Violation { line, rule, detail });
     }
 
-    fn message(
-        &mut self,
-        version: u16,
-        line: usize,
-        from: Option<Side>,
-        kind: Kind,
-        method: Option<&str>,
-        message: &Value,
-    ) {
+    fn message(&mut self, at: &At<'_>, message: &Value) {
+        let At {
+            version,
+            line,
+            from,
+            kind,
+            method,
+        } = *at;
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let id = message.get("id").map(Value::to_string);
         let session_of = |params: &Value| {
@@ -216,7 +225,7 @@ impl Checker {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
-        self.order(version, line, from, kind, method, message, &params);
+        self.order(at, message, &params);
         match (kind, method) {
             (Kind::Request, Some(method)) if from != Some(Side::Agent) => {
                 let Some(session) = session_of(&params) else {
@@ -329,17 +338,14 @@ impl Checker {
     /// The rules about order and answers, for any version: a session's updates after the answer
     /// that names it, v1 turn output before the prompt's response, no answer to a
     /// notification, every request answered.
-    #[allow(clippy::too_many_arguments)]
-    fn order(
-        &mut self,
-        version: u16,
-        line: usize,
-        from: Option<Side>,
-        kind: Kind,
-        method: Option<&str>,
-        message: &Value,
-        params: &Value,
-    ) {
+    fn order(&mut self, at: &At<'_>, message: &Value, params: &Value) {
+        let At {
+            version,
+            line,
+            from,
+            kind,
+            method,
+        } = *at;
         let id = message
             .get("id")
             .filter(|id| !id.is_null())
@@ -587,14 +593,14 @@ pub fn run(
                 checker.violate(line.number, DECODE, error.clone());
             }
             if let Some(message) = messages.get(index) {
-                checker.message(
-                    decoder.version(),
-                    line.number,
-                    decoded.from,
-                    decoded.kind,
-                    decoded.method.as_deref(),
-                    message,
-                );
+                let at = At {
+                    version: decoder.version(),
+                    line: line.number,
+                    from: decoded.from,
+                    kind: decoded.kind,
+                    method: decoded.method.as_deref(),
+                };
+                checker.message(&at, message);
             }
         }
     }

@@ -138,3 +138,34 @@ pub(crate) fn note(unknown: &[&'static str]) -> String {
          without a note"
     )
 }
+
+/// What a reducer keeps of usage: the report, and whether the lenient reading was noted.
+pub(crate) struct Kept<'a, C> {
+    pub(crate) usage: &'a mut Option<Usage<C>>,
+    pub(crate) noted: &'a mut bool,
+    pub(crate) problems: &'a mut Vec<String>,
+}
+
+/// Folds `update` in leniently when it is a `usage_update` whose only fault is a `null` (or
+/// missing) number, noting it the first time; `None` when it is not one.
+pub(crate) fn fold_lenient<C: DeserializeOwned>(
+    kept: Kept<'_, C>,
+    update: &Value,
+    rule: CostRule,
+) -> Option<crate::Rejection> {
+    let report = lenient::<C>(update)?;
+    let noted = !*kept.noted;
+    if noted {
+        *kept.noted = true;
+        kept.problems.push(note(&report.unknown));
+    }
+    *kept.usage = Some(Usage::fold(
+        kept.usage.take(),
+        report.used,
+        report.size,
+        report.cost,
+        report.meta,
+        rule,
+    ));
+    Some(crate::Rejection::Lenient { noted })
+}

@@ -292,22 +292,14 @@ impl SessionState {
         update: serde_json::Value,
         error: &dyn std::fmt::Display,
     ) -> Rejection {
-        if let Some(report) = usage::lenient::<Cost>(&update) {
-            let noted = !self.usage_lenient_noted;
-            if noted {
-                self.usage_lenient_noted = true;
-                self.problems.push(usage::note(&report.unknown));
-            }
-            self.usage = Some(Usage::fold(
-                self.usage.take(),
-                report.used,
-                report.size,
-                report.cost,
-                report.meta,
-                CostRule::Replace,
-            ));
+        let kept = usage::Kept {
+            usage: &mut self.usage,
+            noted: &mut self.usage_lenient_noted,
+            problems: &mut self.problems,
+        };
+        if let Some(rejection) = usage::fold_lenient::<Cost>(kept, &update, CostRule::Replace) {
             self.bound();
-            return Rejection::Lenient { noted };
+            return rejection;
         }
         self.problems
             .push(crate::undecoded::problem(&update, error));
