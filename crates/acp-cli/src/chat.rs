@@ -233,6 +233,8 @@ async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError
     let mut problems_shown = 0;
     for text in &options.prompts {
         show_problems(&session, &mut problems_shown);
+        // Text written since the last tool call, and whether a tool call ended a message.
+        let (mut wrote_text, mut message_ended) = (false, false);
         let mut turn = session
             .prompt(text.as_str())
             .await
@@ -240,16 +242,24 @@ async fn prompts(client: &Client, options: &ChatOptions) -> Result<i32, CliError
         while let Some(event) = turn.next_event().await {
             match event {
                 Event::Text(text) => {
+                    // v1 messages have no ids: text after a tool call is the next message.
+                    if std::mem::take(&mut message_ended) {
+                        let _ = writeln!(stdout);
+                    }
                     let _ = write!(stdout, "{text}");
                     let _ = stdout.flush();
+                    wrote_text = true;
                 }
-                Event::ToolCall { id, title, status } => match status {
-                    ToolStatus::Failed => match failure_reason(&session, &id) {
-                        Some(reason) => note!("[tool] {title}: Failed: {reason}"),
-                        None => note!("[tool] {title}: Failed"),
-                    },
-                    status => note!("[tool] {title}: {status:?}"),
-                },
+                Event::ToolCall { id, title, status } => {
+                    message_ended |= std::mem::take(&mut wrote_text);
+                    match status {
+                        ToolStatus::Failed => match failure_reason(&session, &id) {
+                            Some(reason) => note!("[tool] {title}: Failed: {reason}"),
+                            None => note!("[tool] {title}: Failed"),
+                        },
+                        status => note!("[tool] {title}: {status:?}"),
+                    }
+                }
                 Event::Plan(steps) => {
                     for (step, status) in steps {
                         note!("[plan] {step}: {status:?}");

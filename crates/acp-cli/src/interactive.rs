@@ -445,8 +445,11 @@ fn new_agent_log() -> Result<PathBuf, CliError> {
 pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     // The agent's stderr (stack traces, hook warnings) is not part of the conversation.
     let mut options = options.clone();
+    let mut own_log = None;
     if options.agent_log.is_none() && options.url.is_none() {
-        options.agent_log = Some(new_agent_log()?);
+        let log = new_agent_log()?;
+        own_log = Some(log.clone());
+        options.agent_log = Some(log);
     }
     let options = &options;
     let input = Input::start()?;
@@ -478,6 +481,12 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
         signal = quit => signal.exit_code(),
     };
     connected.shutdown().await;
+    // A log of ours the agent wrote nothing to is not left behind.
+    if let Some(log) = own_log {
+        if std::fs::metadata(&log).is_ok_and(|meta| meta.len() == 0) {
+            let _ = std::fs::remove_file(&log);
+        }
+    }
     Ok(code)
 }
 
@@ -529,11 +538,16 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
                 // The agent says its commands in the session (available_commands_update): one
                 // is opened for them, and given a moment for what follows its answer.
                 let fresh = held.is_none();
+                if fresh {
+                    let note = screen.dim("(opening a session to ask the agent for its commands)");
+                    screen.line(&note);
+                }
                 let opened = session(client, &mut held, options, &mut screen, &mut interrupts);
                 if let Some(session) = opened.await {
                     let known = commands_soon(&session, fresh).await;
                     if !known.is_empty() {
-                        screen.line(&format!("the agent's commands: {}", known.join(" ")));
+                        // Names may hold spaces (gemini's "memory show"): one list, commas.
+                        screen.line(&format!("the agent's commands: {}", known.join(", ")));
                     }
                 }
             }

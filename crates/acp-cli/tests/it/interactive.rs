@@ -82,11 +82,16 @@ fn help_lists_the_agents_commands_and_the_screen_keeps_the_agents_text() {
             .exp_regex(r"\(the agent's stderr: [^)]+\)")
             .expect("the log's path, once");
         chat.send_line("/help").expect("typed");
-        chat.exp_string("the agent's commands: /review /init")
+        chat.exp_string("the agent's commands: /review, /init")
             .unwrap_or_else(|err| panic!("run {run}: {err}"));
+        let path = log
+            .trim_start_matches("(the agent's stderr: ")
+            .trim_end_matches(')')
+            .to_owned();
         if run > 0 {
             chat.send_line("/quit").expect("typed");
             chat.exp_eof().expect("acp chat leaves");
+            let _ = std::fs::remove_file(&path);
             continue;
         }
         chat.send_line("edit").expect("typed");
@@ -105,11 +110,8 @@ fn help_lists_the_agents_commands_and_the_screen_keeps_the_agents_text() {
         chat.exp_string("[Cancelled]").expect("the turn's end");
         chat.send_line("/quit").expect("typed");
         chat.exp_eof().expect("acp chat leaves");
-        let path = log
-            .trim_start_matches("(the agent's stderr: ")
-            .trim_end_matches(')');
-        let logged = std::fs::read_to_string(path).expect("the log");
+        let logged = std::fs::read_to_string(&path).expect("the log");
         assert!(logged.contains("PreToolUse hook exited"), "{logged}");
-        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(&path);
     }
 }
