@@ -1,7 +1,8 @@
 //! Project automation for acp-rs.
 //!
 //! - `cargo xtask codegen [--check] [--stats]`: regenerate the model crates from `schema/`.
-//! - `cargo xtask schema-update --version X`: refresh `schema/` from the npm package.
+//! - `cargo xtask schema-update --version X | --from DIR | --check`: refresh `schema/` from the
+//!   npm package or a directory, or check it against its provenance table.
 //! - `cargo xtask msrv [--check]`: each crate's `rust-version` against what it compiles.
 //! - `cargo xtask publishable`: the crates that are published, one per line (for CI's packaging).
 
@@ -31,11 +32,19 @@ enum Command {
         #[arg(long)]
         stats: bool,
     },
-    /// Replace schema/ with the schemas of an `@agentclientprotocol/sdk` npm release.
+    /// Replace schema/ with the schemas of an `@agentclientprotocol/sdk` npm release or of a
+    /// directory, recording where they came from; or check schema/ against that record.
     SchemaUpdate {
         /// The npm package version, e.g. 2.4.0.
-        #[arg(long = "version")]
-        version: String,
+        #[arg(long = "version", required_unless_present_any = ["from", "check"])]
+        version: Option<String>,
+        /// A directory with v1/ and v2/ (or a checkout of the protocol repository, with them
+        /// under schema/), instead of npm.
+        #[arg(long, value_name = "DIR", conflicts_with = "version")]
+        from: Option<std::path::PathBuf>,
+        /// Write nothing; fail if a schema file does not match the provenance table.
+        #[arg(long, conflicts_with_all = ["version", "from"])]
+        check: bool,
     },
     /// Show each crate's rust-version against the highest its dependencies declare.
     Msrv {
@@ -52,7 +61,16 @@ fn main() -> ExitCode {
     let root = codegen::workspace_root();
     let result = match cli.command {
         Command::Codegen { check, stats } => codegen::run(&root, check, stats),
-        Command::SchemaUpdate { version } => schema_update::run(&version, &root),
+        Command::SchemaUpdate {
+            version,
+            from,
+            check,
+        } => match (version, from) {
+            _ if check => schema_update::check(&root),
+            (_, Some(from)) => schema_update::run_from(&from, &root),
+            (Some(version), None) => schema_update::run(&version, &root),
+            (None, None) => Err("give --version X, --from DIR or --check".into()),
+        },
         Command::Msrv { check } => msrv::run(&root, check),
         Command::Publishable => msrv::findings(&root).map(|(findings, _)| {
             for finding in findings.iter().filter(|f| f.published) {

@@ -1,4 +1,7 @@
-//! `cargo xtask schema-update --version X`: refreshes the bundled schemas from the npm registry.
+//! `cargo xtask schema-update --version X`: refreshes the bundled schemas from the npm registry;
+//! `--from DIR` takes them from a directory instead (a `v1/` and `v2/` pair, or a checkout of the
+//! protocol repository with them under `schema/`); `--check` compares `schema/` with the
+//! provenance table ([`check`]).
 //!
 //! The official ACP schemas ship in the npm package `@agentclientprotocol/sdk` under
 //! `package/schema/v{1,2}/`. This command fetches one version with `npm pack`, unpacks it with
@@ -42,12 +45,14 @@ pub const END_MARKER: &str = "<!-- schema-update:end -->";
 /// Where one set of bundled schemas came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
-    /// The exact package version, e.g. `2.4.0`.
+    /// The exact package version, e.g. `2.4.0`; for a directory, what it is (its path).
     pub version: String,
     /// The day the version was published (`YYYY-MM-DD`), when the registry said.
     pub date: Option<String>,
     /// Each schema file (relative to `schema/`), its description and its SHA-256 in hex.
     pub files: Vec<(String, String, String)>,
+    /// `true` when the files came from a directory (`--from`), not an npm release.
+    pub local: bool,
 }
 
 /// Refreshes `schema/` under `workspace_root` from `@agentclientprotocol/sdk@<version>`.
@@ -78,46 +83,160 @@ pub fn run(version: &str, workspace_root: &Path) -> Result<(), String> {
 
     let package = tmp.path().join("package");
     let exact_version = package_version(&package)?;
-
-    // Check everything before writing anything, so a bad package leaves schema/ untouched.
-    for (file, _) in SCHEMA_FILES {
-        let src = package.join("schema").join(file);
-        let bytes = fs::read(&src)
-            .map_err(|e| format!("{spec} has no usable package/schema/{file}: {e}"))?;
-        serde_json::from_slice::<serde_json::Value>(&bytes)
-            .map_err(|e| format!("{spec}: package/schema/{file} is not valid JSON: {e}"))?;
-    }
-
-    let mut files = Vec::with_capacity(SCHEMA_FILES.len());
-    for (file, what) in SCHEMA_FILES {
-        let dest = schema_dir.join(file);
-        copy(&package.join("schema").join(file), &dest)?;
-        files.push((file.to_owned(), what.to_owned(), sha256(&dest)?));
-    }
-    let license = package.join("LICENSE");
-    if license.is_file() {
-        copy(&license, &schema_dir.join("LICENSE"))?;
-    } else {
-        eprintln!("schema-update: warning: {spec} has no LICENSE; schema/LICENSE left as it was");
-    }
-
+    let files = install(
+        &package.join("schema"),
+        &package.join("LICENSE"),
+        &schema_dir,
+        &spec,
+    )?;
     let date = publish_date(&exact_version);
     let provenance = Provenance {
         version: exact_version,
         date,
         files,
+        local: false,
     };
-    let updated = replace_section(&readme, &render_provenance(&provenance))
-        .map_err(|e| format!("{}: {e}", readme_path.display()))?;
-    fs::write(&readme_path, updated)
-        .map_err(|e| format!("cannot write {}: {e}", readme_path.display()))?;
+    write_provenance(&readme_path, &readme, &provenance)
+}
 
+/// Refreshes `schema/` under `workspace_root` from the directory `from`: one holding `v1/` and
+/// `v2/`, or a checkout of the protocol repository (with them under `schema/`). Nothing is
+/// written unless all four files are there and parse as JSON.
+pub fn run_from(from: &Path, workspace_root: &Path) -> Result<(), String> {
+    let schema_dir = workspace_root.join("schema");
+    let readme_path = schema_dir.join("README.md");
+    let readme = fs::read_to_string(&readme_path)
+        .map_err(|e| format!("cannot read {}: {e}", readme_path.display()))?;
+    let source = [from.to_path_buf(), from.join("schema")]
+        .into_iter()
+        .find(|dir| dir.join("v1").is_dir() && dir.join("v2").is_dir())
+        .ok_or_else(|| {
+            format!(
+                "{} holds no v1/ and v2/ (nor schema/v1/ and schema/v2/)",
+                from.display()
+            )
+        })?;
+    let source = source
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", source.display()))?;
+    if source == schema_dir.canonicalize().unwrap_or_default() {
+        return Err("--from names schema/ itself: nothing to bring in".into());
+    }
+    let shown = source.display().to_string();
+    let files = install(&source, &source.join("LICENSE"), &schema_dir, &shown)?;
+    let provenance = Provenance {
+        version: shown,
+        date: None,
+        files,
+        local: true,
+    };
+    write_provenance(&readme_path, &readme, &provenance)
+}
+
+/// Checks the four files under `source` (each present, each JSON), then copies them and the
+/// `license` (when there is one) into `schema_dir`: each file with its description and hash.
+fn install(
+    source: &Path,
+    license: &Path,
+    schema_dir: &Path,
+    what: &str,
+) -> Result<Vec<(String, String, String)>, String> {
+    // Check everything before writing anything, so a bad source leaves schema/ untouched.
+    for (file, _) in SCHEMA_FILES {
+        let src = source.join(file);
+        let bytes = fs::read(&src).map_err(|e| format!("{what} has no usable {file}: {e}"))?;
+        serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map_err(|e| format!("{what}: {file} is not valid JSON: {e}"))?;
+    }
+    let mut files = Vec::with_capacity(SCHEMA_FILES.len());
+    for (file, description) in SCHEMA_FILES {
+        let dest = schema_dir.join(file);
+        copy(&source.join(file), &dest)?;
+        files.push((file.to_owned(), description.to_owned(), sha256(&dest)?));
+    }
+    if license.is_file() {
+        copy(license, &schema_dir.join("LICENSE"))?;
+    } else {
+        eprintln!("schema-update: warning: {what} has no LICENSE; schema/LICENSE left as it was");
+    }
+    Ok(files)
+}
+
+/// Rewrites the provenance section of `schema/README.md` and says what to do next.
+fn write_provenance(
+    readme_path: &Path,
+    readme: &str,
+    provenance: &Provenance,
+) -> Result<(), String> {
+    let updated = replace_section(readme, &render_provenance(provenance))
+        .map_err(|e| format!("{}: {e}", readme_path.display()))?;
+    fs::write(readme_path, updated)
+        .map_err(|e| format!("cannot write {}: {e}", readme_path.display()))?;
     eprintln!(
-        "schema-update: schema/ now holds {PACKAGE} {}.\n\
+        "schema-update: schema/ now holds {}.\n\
          Next: `cargo xtask codegen`, review the diff, then `cargo test --workspace --all-features`.",
-        provenance.version
+        if provenance.local {
+            format!("the schemas of {}", provenance.version)
+        } else {
+            format!("{PACKAGE} {}", provenance.version)
+        }
     );
     Ok(())
+}
+
+/// Compares each schema file under `workspace_root` with its hash in the provenance table of
+/// `schema/README.md`: a file copied by hand (not with `schema-update`) fails, naming the
+/// command to run.
+pub fn check(workspace_root: &Path) -> Result<(), String> {
+    let schema_dir = workspace_root.join("schema");
+    let readme_path = schema_dir.join("README.md");
+    let readme = fs::read_to_string(&readme_path)
+        .map_err(|e| format!("cannot read {}: {e}", readme_path.display()))?;
+    let recorded = recorded_hashes(&readme)?;
+    let mut wrong = Vec::new();
+    for (file, _) in SCHEMA_FILES {
+        let actual = sha256(&schema_dir.join(file))?;
+        match recorded.iter().find(|(name, _)| name == file) {
+            Some((_, hash)) if *hash == actual => {}
+            Some((_, hash)) => wrong.push(format!(
+                "schema/{file}: sha256 {actual}, the table says {hash}"
+            )),
+            None => wrong.push(format!("schema/{file}: not in the table")),
+        }
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "schema/ does not match its provenance table in schema/README.md:\n  {}\n\
+         Bring schemas in with `cargo xtask schema-update --version X` (npm) or `--from DIR`, \
+         never by hand: it copies the files and records where they came from.",
+        wrong.join("\n  ")
+    ))
+}
+
+/// The `(file, sha256)` rows of the provenance section.
+pub fn recorded_hashes(readme: &str) -> Result<Vec<(String, String)>, String> {
+    let start = readme
+        .find(BEGIN_MARKER)
+        .ok_or_else(|| format!("schema/README.md has no `{BEGIN_MARKER}` marker"))?;
+    let end = readme[start..]
+        .find(END_MARKER)
+        .map(|i| start + i)
+        .ok_or_else(|| format!("schema/README.md has no `{END_MARKER}` marker"))?;
+    Ok(readme[start..end]
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+            let [file, _, hash] = cells.as_slice() else {
+                return None;
+            };
+            let unquote = |cell: &str| cell.trim().trim_matches('`').to_owned();
+            let (file, hash) = (unquote(file), unquote(hash));
+            (hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then_some((file, hash))
+        })
+        .collect())
 }
 
 /// Renders the provenance section of `schema/README.md`, markers included.
@@ -127,17 +246,28 @@ pub fn render_provenance(p: &Provenance) -> String {
     out.push_str(
         "\n<!-- Written by `cargo xtask schema-update`; edit outside the markers. -->\n\n",
     );
-    out.push_str(&format!(
-        "- Package: `{PACKAGE}`, version **{}**\n",
-        p.version
-    ));
-    if let Some(date) = &p.date {
-        out.push_str(&format!("- Published: {date}\n"));
+    if p.local {
+        out.push_str(&format!(
+            "- Source: the directory `{}` (not a published release)\n",
+            p.version
+        ));
+        out.push_str(&format!(
+            "- Copied with: `cargo xtask schema-update --from {}`\n\n",
+            p.version
+        ));
+    } else {
+        out.push_str(&format!(
+            "- Package: `{PACKAGE}`, version **{}**\n",
+            p.version
+        ));
+        if let Some(date) = &p.date {
+            out.push_str(&format!("- Published: {date}\n"));
+        }
+        out.push_str(&format!(
+            "- Fetched with: `npm pack {PACKAGE}@{}`, files from `package/schema/`\n\n",
+            p.version
+        ));
     }
-    out.push_str(&format!(
-        "- Fetched with: `npm pack {PACKAGE}@{}`, files from `package/schema/`\n\n",
-        p.version
-    ));
     out.push_str("| file | what | sha256 |\n| --- | --- | --- |\n");
     for (file, what, hash) in &p.files {
         out.push_str(&format!("| `{file}` | {what} | `{hash}` |\n"));
@@ -312,6 +442,7 @@ mod tests {
                 "protocol v1, stable surface".to_owned(),
                 "0d0b".to_owned(),
             )],
+            local: false,
         }
     }
 
@@ -357,6 +488,75 @@ mod tests {
         assert_eq!(parse_publish_date(json, "9.9.9"), None);
         assert_eq!(parse_publish_date(r#"{"2.4.0":"soon"}"#, "2.4.0"), None);
         assert_eq!(parse_publish_date("not json", "2.4.0"), None);
+    }
+
+    /// The table the README holds is what `--check` reads: every file with its hash, and a
+    /// file whose bytes changed without the tool is named with the command to run.
+    #[test]
+    fn the_check_reads_the_table_and_names_a_hand_copied_file() -> Result<(), String> {
+        let hash = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a";
+        let mut p = provenance(None);
+        p.files[0].2 = hash.to_owned();
+        let readme = format!("# x\n{}\n", render_provenance(&p));
+        assert_eq!(
+            recorded_hashes(&readme)?,
+            [("v1/schema.json".to_owned(), hash.to_owned())]
+        );
+        assert!(recorded_hashes("no markers").is_err());
+
+        let root = TempDir::new()?;
+        let schema = root.path().join("schema");
+        for (file, _) in SCHEMA_FILES {
+            fs::create_dir_all(schema.join(file).parent().unwrap_or(&schema))
+                .map_err(|e| e.to_string())?;
+            fs::write(schema.join(file), format!("{{\"file\": \"{file}\"}}"))
+                .map_err(|e| e.to_string())?;
+        }
+        let mut p = provenance(None);
+        p.files = SCHEMA_FILES
+            .iter()
+            .map(|(file, what)| {
+                sha256(&schema.join(file)).map(|h| ((*file).to_owned(), (*what).to_owned(), h))
+            })
+            .collect::<Result<_, _>>()?;
+        fs::write(schema.join("README.md"), render_provenance(&p)).map_err(|e| e.to_string())?;
+        check(root.path())?;
+        // A copy by hand: the bytes change, the table does not.
+        fs::write(schema.join("v2/schema.json"), "{}").map_err(|e| e.to_string())?;
+        let err = check(root.path()).expect_err("a hand copy fails");
+        assert!(err.contains("schema/v2/schema.json: sha256"), "{err}");
+        assert!(err.contains("cargo xtask schema-update"), "{err}");
+        Ok(())
+    }
+
+    /// `--from DIR` takes a directory with v1/ and v2/, or a checkout with them under schema/,
+    /// and records it as the source.
+    #[test]
+    fn from_a_directory_copies_the_files_and_records_the_source() -> Result<(), String> {
+        let root = TempDir::new()?;
+        let schema = root.path().join("schema");
+        fs::create_dir_all(&schema).map_err(|e| e.to_string())?;
+        let readme = format!("# x\n{BEGIN_MARKER}\nold\n{END_MARKER}\n");
+        fs::write(schema.join("README.md"), readme).map_err(|e| e.to_string())?;
+        let checkout = TempDir::new()?;
+        for (file, _) in SCHEMA_FILES {
+            let path = checkout.path().join("schema").join(file);
+            fs::create_dir_all(path.parent().unwrap_or(checkout.path()))
+                .map_err(|e| e.to_string())?;
+            fs::write(&path, "{\"$defs\": {}}").map_err(|e| e.to_string())?;
+        }
+        run_from(checkout.path(), root.path())?;
+        let written = fs::read_to_string(schema.join("README.md")).map_err(|e| e.to_string())?;
+        assert!(written.contains("- Source: the directory `"), "{written}");
+        assert!(
+            written.contains("cargo xtask schema-update --from "),
+            "{written}"
+        );
+        check(root.path())?;
+        // A directory without the files changes nothing.
+        let empty = TempDir::new()?;
+        assert!(run_from(empty.path(), root.path()).is_err());
+        Ok(())
     }
 
     #[test]
