@@ -210,11 +210,7 @@ impl Connection {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), Error> {
-        let message = Message::Notification(Notification {
-            method: method.to_owned(),
-            params,
-        });
-        self.send_line(message.to_json()).await
+        self.send_line(notification_line(method, params)).await
     }
 
     /// Sends a typed notification.
@@ -515,7 +511,16 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<Box<RawValue>, Error> {
+/// The line of a notification of `method` with `params`.
+pub(crate) fn notification_line(method: &str, params: Option<Box<RawValue>>) -> String {
+    Message::Notification(Notification {
+        method: method.to_owned(),
+        params,
+    })
+    .to_json()
+}
+
+pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Box<RawValue>, Error> {
     serde_json::value::to_raw_value(value).map_err(Error::Encode)
 }
 

@@ -127,12 +127,10 @@ impl RequestContext {
         &self,
         params: &N,
     ) -> Result<(), crate::Error> {
-        let params = serde_json::value::to_raw_value(params).map_err(crate::Error::Encode)?;
-        let line = crate::message::Message::Notification(Notification {
-            method: N::METHOD.to_owned(),
-            params: Some(params),
-        })
-        .to_json();
+        let line = crate::connection::notification_line(
+            N::METHOD,
+            Some(crate::connection::encode(params)?),
+        );
         lock(&self.holds.after_answer).push(line);
         Ok(())
     }
