@@ -109,6 +109,11 @@ const STEPS: [&str; 10] = [
 /// Where the bad-input steps begin in [`STEPS`].
 const BAD_INPUT: usize = 8;
 
+/// What a step that timed out reports.
+fn no_answer(timeout: Duration) -> String {
+    format!("no answer within {timeout:?}")
+}
+
 async fn within<T>(
     timeout: Duration,
     future: impl Future<Output = Result<T, ClientError>>,
@@ -116,7 +121,7 @@ async fn within<T>(
     match tokio::time::timeout(timeout, future).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(err.to_string()),
-        Err(_) => Err(format!("no answer within {timeout:?}")),
+        Err(_) => Err(no_answer(timeout)),
     }
 }
 
@@ -176,7 +181,7 @@ impl Driver {
                 if tokio::time::timeout(self.timeout, outcome).await.is_err() {
                     self.stuck_turn = true;
                 }
-                Verdict::Failed(format!("no answer within {:?}", self.timeout))
+                Verdict::Failed(no_answer(self.timeout))
             }
         };
         self.record("prompt", verdict);
@@ -203,7 +208,7 @@ impl Driver {
             // This client refused the call itself (nothing reached the agent).
             Ok(Err(err @ ClientError::Usage(_))) => Verdict::Skipped(format!("not sent: {err}")),
             Ok(Err(err)) => Verdict::Failed(err.to_string()),
-            Err(_) => Verdict::Failed(format!("no answer within {:?}", self.timeout)),
+            Err(_) => Verdict::Failed(no_answer(self.timeout)),
         };
         self.record("cancel", verdict);
     }
@@ -271,7 +276,7 @@ impl Driver {
             }
             Ok(Err(err)) => Verdict::Failed(err.to_string()),
             Ok(Ok(result)) => Verdict::Failed(format!("answered a result: {}", result.get())),
-            Err(_) => Verdict::Failed(format!("no answer within {:?}", self.timeout)),
+            Err(_) => Verdict::Failed(no_answer(self.timeout)),
         };
         self.record("unknown method", verdict);
         let params = if client.protocol_version() == 1 {
@@ -289,7 +294,7 @@ impl Driver {
             }
             Ok(Err(err)) => Verdict::Failed(err.to_string()),
             Ok(Ok(_)) => Verdict::Warned("accepted (the schema says it must be absolute)".into()),
-            Err(_) => Verdict::Failed(format!("no answer within {:?}", self.timeout)),
+            Err(_) => Verdict::Failed(no_answer(self.timeout)),
         };
         self.record("relative cwd", verdict);
     }
@@ -418,10 +423,14 @@ async fn drive(driver: &mut Driver, client: &Client, cwd: &PathBuf, auth: Option
     };
     driver.record("authenticate", login);
     let created = tokio::time::timeout(driver.timeout, client.new_session(cwd)).await;
-    let session = match created {
+    let (verdict, why) = match created {
         Ok(Ok(session)) => {
             driver.record("session/new", Verdict::Ok(session.id().to_owned()));
-            session
+            driver.prompt(&session).await;
+            driver.cancel(&session).await;
+            driver.list_close_resume(client, &session, cwd).await;
+            driver.bad_input(client).await;
+            return;
         }
         Ok(Err(err)) if auth.is_none() && crate::auth::is_auth_required(&err) => {
             driver.auth_required = true;
@@ -433,27 +442,14 @@ async fn drive(driver: &mut Driver, client: &Client, cwd: &PathBuf, auth: Option
                 "authentication required ({err}); give --auth METHOD: {}",
                 methods.join(", ")
             ));
-            driver.record("session/new", verdict);
-            driver.skip_until(BAD_INPUT, "authentication required");
-            driver.bad_input(client).await;
-            return;
+            (verdict, "authentication required")
         }
-        failed => {
-            let err = match failed {
-                Ok(Err(err)) => err.to_string(),
-                _ => format!("no answer within {:?}", driver.timeout),
-            };
-            // The bad-input steps need no session: they still run.
-            let (verdict, why) = (Verdict::Failed(err), "no session");
-            driver.record("session/new", verdict);
-            driver.skip_until(BAD_INPUT, why);
-            driver.bad_input(client).await;
-            return;
-        }
+        Ok(Err(err)) => (Verdict::Failed(err.to_string()), "no session"),
+        Err(_) => (Verdict::Failed(no_answer(driver.timeout)), "no session"),
     };
-    driver.prompt(&session).await;
-    driver.cancel(&session).await;
-    driver.list_close_resume(client, &session, cwd).await;
+    // The bad-input steps need no session: they still run.
+    driver.record("session/new", verdict);
+    driver.skip_until(BAD_INPUT, why);
     driver.bad_input(client).await;
 }
 
