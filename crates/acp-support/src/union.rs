@@ -23,6 +23,10 @@ use serde_json::Value;
 use crate::json_text::{write_serialized, WriteJson};
 use crate::UnknownVariant;
 
+mod tag_after;
+
+pub use tag_after::TagAfter;
+
 /// A tagged union generated from the schema: what [`deserialize`] needs to know about it.
 pub trait TaggedUnion: Sized {
     /// The union's type name, for error messages.
@@ -34,6 +38,10 @@ pub trait TaggedUnion: Sized {
     /// Those of [`KNOWN_TAGS`](Self::KNOWN_TAGS) that are drafts (built with the `unstable`
     /// feature): unknown while [`drafts::hidden`](crate::drafts::hidden).
     const DRAFT_TAGS: &'static [&'static str] = &[];
+    /// Discriminator values the schema's catch-all excludes though this build has no member for
+    /// them (a stable schema reserving the names of its drafts): an error, never an unknown
+    /// variant, as the schema says.
+    const EXCLUDED_TAGS: &'static [&'static str] = &[];
 
     /// Decodes the body of the variant for a known `tag` (the discriminator entry removed).
     fn decode_known<'de, D: Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error>;
@@ -296,6 +304,9 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             return T::decode_known(known.name(), body)
                 .map_err(|err| malformed::<T, A::Error>(known.name(), err));
         }
+        TagValue::Unknown(tag) if T::EXCLUDED_TAGS.contains(&tag.as_str()) => {
+            return Err(excluded::<T, A::Error>(&tag));
+        }
         TagValue::Unknown(tag) => tag,
         TagValue::NotAString(other) => {
             if let Some(none) = T::none() {
@@ -332,6 +343,18 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         tag,
         expected
     )))
+}
+
+/// The error for a discriminator value the schema's catch-all excludes.
+#[cold]
+fn excluded<T: TaggedUnion, E: de::Error>(tag: &str) -> E {
+    E::custom(format_args!(
+        "{}: `{}` value `{}` is excluded by the schema here (no member of this build has it, \
+         and the catch-all does not take it)",
+        T::NAME,
+        T::TAG,
+        tag
+    ))
 }
 
 /// `true` when `tag` is a draft member and the drafts are hidden (the stable view).
@@ -599,3 +622,6 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Chain<A> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests;
