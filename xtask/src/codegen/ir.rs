@@ -181,10 +181,22 @@ pub struct TaggedUnion {
     pub variants: Vec<TaggedVariant>,
     /// The open union's catch-all (`title: "other"` with `not`).
     pub fallback: Option<Named>,
+    /// Discriminator values the catch-all's `not` list excludes though no member has them (a
+    /// stable schema reserving its drafts' names): decoding them is an error, not an unknown.
+    pub excluded: Vec<ExcludedTag>,
     /// A member without the discriminator, used when it is absent.
     pub untagged: Option<(Named, Ty)>,
     /// A member for an absent or `null` discriminator (`title: "none"`).
     pub none: Option<Named>,
+}
+
+/// A discriminator value a catch-all excludes without a member of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExcludedTag {
+    /// The discriminator value.
+    pub value: String,
+    /// Only the unstable schema excludes it: emitted behind `#[cfg(feature = "unstable")]`.
+    pub unstable: bool,
 }
 
 /// A member with a known discriminator value.
@@ -198,6 +210,9 @@ pub struct TaggedVariant {
     pub docs: Option<String>,
     /// What the rest of the object holds.
     pub body: Option<String>,
+    /// The wire names of the body's properties the schema declares before the discriminator
+    /// (usually none): the encoder writes the discriminator after those of them present.
+    pub declared_before_tag: Vec<String>,
     /// Only in the unstable schema: emitted behind `#[cfg(feature = "unstable")]`.
     pub unstable: bool,
 }

@@ -257,7 +257,23 @@ fn merge_tagged(
             })
         },
     )?;
-    Ok(TaggedUnion { variants, ..known })
+    // The stable schema's exclusions hold in every build (in the stable view of a build with
+    // drafts, a draft member's tag it excludes is an error again); the unstable schema's own
+    // only with the drafts.
+    let mut excluded = known.excluded;
+    for tag in draft.excluded {
+        if excluded.iter().all(|t| t.value != tag.value) {
+            excluded.push(ExcludedTag {
+                unstable: true,
+                ..tag
+            });
+        }
+    }
+    Ok(TaggedUnion {
+        variants,
+        excluded,
+        ..known
+    })
 }
 
 fn merge_untagged(

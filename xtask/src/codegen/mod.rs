@@ -13,6 +13,8 @@ pub mod merge;
 pub mod naming;
 pub mod output;
 pub mod schema;
+#[cfg(test)]
+mod shapes;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -215,7 +217,7 @@ mod tests {
 
     /// The bundled schemas' output, generated once for the tests that only read it (a
     /// generation takes seconds in a debug build).
-    fn bundled() -> &'static [GeneratedFile] {
+    pub(super) fn bundled() -> &'static [GeneratedFile] {
         static FILES: OnceLock<Vec<GeneratedFile>> = OnceLock::new();
         FILES.get_or_init(|| {
             let root = workspace_root();

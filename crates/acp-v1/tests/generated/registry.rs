@@ -738,81 +738,85 @@ fn decode_type(
     )
 }
 
-fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
-    if let Some(found) = routed(
-        m::AgentRequest::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-    if let Some(found) = routed(
-        m::ClientRequest::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-
-    #[cfg(feature = "unstable")]
-    if let Some(found) = routed(
-        m::ProxyRequest::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-    Err(format!("method not found: `{method}`"))
+/// Tries each decoder of `table` in turn: the first that knows `method` answers.
+fn first<P: Copy>(
+    table: &[fn(&str, P) -> Option<Result<Decoded, String>>],
+    method: &str,
+    payload: P,
+) -> Result<Decoded, String> {
+    table
+        .iter()
+        .find_map(|decode| decode(method, payload))
+        .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
 }
 
+fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
+    first(
+        &[
+            |method, payload| routed(
+                m::AgentRequest::from_method_and_params(method, payload),
+            ),
+            |method, payload| routed(
+                m::ClientRequest::from_method_and_params(method, payload),
+            ),
+            #[cfg(feature = "unstable")]
+            |method, payload| routed(
+                m::ProxyRequest::from_method_and_params(method, payload),
+            ),
+        ],
+        method,
+        params,
+    )
+}
+
+/// The envelopes first, then the notifications no envelope lists (by their trait).
 fn decode_notification(
     method: &str,
     params: Option<&RawValue>,
 ) -> Result<Decoded, String> {
-    if let Some(found) = routed(
-        m::AgentNotification::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-    if let Some(found) = routed(
-        m::ClientNotification::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-
-    #[cfg(feature = "unstable")]
-    if let Some(found) = routed(
-        m::ProxyNotification::from_method_and_params(method, params),
-    ) {
-        return found;
-    }
-    decode_unlisted(method, params)
-        .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
-}
-
-fn decode_unlisted(
-    method: &str,
-    params: Option<&RawValue>,
-) -> Option<Result<Decoded, String>> {
-    if method == <m::CancelRequestNotification as ::acp_support::Notification>::METHOD {
-        return routed(
-            ::acp_support::method::decode::<m::CancelRequestNotification>(method, params),
-        );
-    }
-    None
+    first(
+        &[
+            |method, payload| routed(
+                m::AgentNotification::from_method_and_params(method, payload),
+            ),
+            |method, payload| routed(
+                m::ClientNotification::from_method_and_params(method, payload),
+            ),
+            #[cfg(feature = "unstable")]
+            |method, payload| routed(
+                m::ProxyNotification::from_method_and_params(method, payload),
+            ),
+            |method, params| {
+                (method
+                    == <m::CancelRequestNotification as ::acp_support::Notification>::METHOD)
+                    .then(|| routed(
+                        ::acp_support::method::decode::<
+                            m::CancelRequestNotification,
+                        >(method, params),
+                    ))
+                    .flatten()
+            },
+        ],
+        method,
+        params,
+    )
 }
 
 fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
-    if let Some(found) = routed(
-        m::AgentResponse::from_method_and_result(method, result),
-    ) {
-        return found;
-    }
-    if let Some(found) = routed(
-        m::ClientResponse::from_method_and_result(method, result),
-    ) {
-        return found;
-    }
-
-    #[cfg(feature = "unstable")]
-    if let Some(found) = routed(
-        m::ProxyResponse::from_method_and_result(method, result),
-    ) {
-        return found;
-    }
-    Err(format!("method not found: `{method}`"))
+    first(
+        &[
+            |method, payload| routed(
+                m::AgentResponse::from_method_and_result(method, payload),
+            ),
+            |method, payload| routed(
+                m::ClientResponse::from_method_and_result(method, payload),
+            ),
+            #[cfg(feature = "unstable")]
+            |method, payload| routed(
+                m::ProxyResponse::from_method_and_result(method, payload),
+            ),
+        ],
+        method,
+        result,
+    )
 }

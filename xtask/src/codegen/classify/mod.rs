@@ -276,9 +276,11 @@ impl Classifier<'_> {
             tag: tag.to_owned(),
             variants: Vec::new(),
             fallback: None,
+            excluded: Vec::new(),
             untagged: None,
             none: None,
         };
+        let mut not_listed = Vec::new();
         for member in members {
             let tag_schema = member.properties().and_then(|p| p.get(tag));
             let tag_const = tag_schema
@@ -289,14 +291,20 @@ impl Classifier<'_> {
                 member.only(&["type", "properties", "required", "allOf", "$ref"])?;
                 let rust_name = pascal(member.str("title").unwrap_or(value));
                 let body = self.variant_body(owner, &rust_name, tag, *member)?;
+                let declared_before_tag = member
+                    .properties()
+                    .map(|p| p.keys().take_while(|k| *k != tag).cloned().collect())
+                    .unwrap_or_default();
                 union.variants.push(TaggedVariant {
                     unstable: false,
                     value: value.to_owned(),
                     rust_name,
                     docs,
                     body,
+                    declared_before_tag,
                 });
             } else if member.has("not") {
+                not_listed = excluded_tags(member.get("not"), tag);
                 let rust_name = pascal(member.str("title").unwrap_or("other"));
                 set_once(&mut union.fallback, Named { rust_name, docs }, member.path)?;
             } else if tag_schema.is_some_and(|t| {
@@ -328,6 +336,14 @@ impl Classifier<'_> {
                 return Err(CodegenError::new(member.path, "union member with neither a discriminator value, a `not` catch-all nor a `$ref`"));
             }
         }
+        union.excluded = not_listed
+            .into_iter()
+            .filter(|value| union.variants.iter().all(|v| v.value != *value))
+            .map(|value| ExcludedTag {
+                value,
+                unstable: false,
+            })
+            .collect();
         let mut names = BTreeSet::new();
         for name in union.variants.iter().map(|v| &v.rust_name) {
             if !names.insert(name.clone()) {
@@ -477,6 +493,30 @@ fn members<'a>(node: Node<'a>, key: &str) -> Result<Vec<Node<'a>>, CodegenError>
 }
 
 /// The discriminator: the first property that holds a string `const` in some member.
+/// The discriminator values a catch-all's `not` schema lists: `{"anyOf": [{"properties":
+/// {tag: {"const": v}}}, ...]}` (or one such object alone), in schema order.
+fn excluded_tags(not: Option<&Value>, tag: &str) -> Vec<String> {
+    let Some(not) = not else {
+        return Vec::new();
+    };
+    let listed: Vec<&Value> = ["anyOf", "oneOf"]
+        .iter()
+        .find_map(|key| not.get(key).and_then(Value::as_array))
+        .map(|members| members.iter().collect())
+        .unwrap_or_else(|| vec![not]);
+    listed
+        .into_iter()
+        .filter_map(|member| {
+            member
+                .get("properties")?
+                .get(tag)?
+                .get("const")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 fn discriminator<'a>(members: &[Node<'a>]) -> Option<&'a str> {
     members.iter().find_map(|m| {
         m.properties()?.iter().find_map(|(name, schema)| {

@@ -24,7 +24,9 @@ pub fn registry(module: &Module, module_path: &str, schemas: (&str, &str)) -> To
     let types: Vec<&str> = listed.iter().map(|d| d.name.as_str()).collect();
     let cfgs: Vec<_> = listed.iter().map(|d| gate(d.unstable)).collect();
     let type_idents = types.iter().map(|t| ident(t));
-    // One `if let` per envelope, each behind the feature its envelope needs.
+    // One decoder per envelope, each behind the feature its envelope needs. They are table
+    // entries, not statements, so that the function's parameters are used whatever the table
+    // holds: an empty or feature-gated table leaves no unused variable.
     let envelopes = |kind: MessageKind, decoder: TokenStream| -> Vec<TokenStream> {
         module
             .defs
@@ -35,33 +37,30 @@ pub fn registry(module: &Module, module_path: &str, schemas: (&str, &str)) -> To
                 let cfg = gate(d.unstable);
                 quote! {
                     #cfg
-                    if let Some(found) = routed(m::#name::#decoder) {
-                        return found;
-                    }
+                    |method, payload| routed(m::#name::#decoder(method, payload)),
                 }
             })
             .collect()
     };
-    let requests = envelopes(
-        MessageKind::Request,
-        quote!(from_method_and_params(method, params)),
-    );
-    let notifications = envelopes(
-        MessageKind::Notification,
-        quote!(from_method_and_params(method, params)),
-    );
-    let responses = envelopes(
-        MessageKind::Response,
-        quote!(from_method_and_result(method, result)),
-    );
+    let requests = envelopes(MessageKind::Request, quote!(from_method_and_params));
+    let notifications = envelopes(MessageKind::Notification, quote!(from_method_and_params));
+    let responses = envelopes(MessageKind::Response, quote!(from_method_and_result));
     // Notifications no envelope lists (`$/cancel_request` in newer schemas): by their trait.
     let unlisted_methods: Vec<_> = module
         .methods
         .iter()
         .filter(|m| m.kind == MessageKind::Notification && !m.in_envelope)
         .collect();
-    let unlisted = unlisted_methods.iter().map(|m| ident(&m.params));
-    let unlisted_cfgs = unlisted_methods.iter().map(|m| gate(m.unstable));
+    let unlisted = unlisted_methods.iter().map(|m| {
+        let params = ident(&m.params);
+        let cfg = gate(m.unstable);
+        quote! {
+            #cfg
+            |method, params| (method == <m::#params as ::acp_support::Notification>::METHOD)
+                .then(|| routed(::acp_support::method::decode::<m::#params>(method, params)))
+                .flatten(),
+        }
+    });
     quote! {
         #![allow(dead_code)]
 
@@ -89,30 +88,29 @@ pub fn registry(module: &Module, module_path: &str, schemas: (&str, &str)) -> To
             })
         }
 
-        fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
-            #(#requests)*
-            Err(format!("method not found: `{method}`"))
-        }
-
-        fn decode_notification(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
-            #(#notifications)*
-            decode_unlisted(method, params)
+        /// Tries each decoder of `table` in turn: the first that knows `method` answers.
+        fn first<P: Copy>(
+            table: &[fn(&str, P) -> Option<Result<Decoded, String>>],
+            method: &str,
+            payload: P,
+        ) -> Result<Decoded, String> {
+            table
+                .iter()
+                .find_map(|decode| decode(method, payload))
                 .unwrap_or_else(|| Err(format!("method not found: `{method}`")))
         }
 
-        fn decode_unlisted(method: &str, params: Option<&RawValue>) -> Option<Result<Decoded, String>> {
-            #(
-                #unlisted_cfgs
-                if method == <m::#unlisted as ::acp_support::Notification>::METHOD {
-                    return routed(::acp_support::method::decode::<m::#unlisted>(method, params));
-                }
-            )*
-            None
+        fn decode_request(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
+            first(&[#(#requests)*], method, params)
+        }
+
+        /// The envelopes first, then the notifications no envelope lists (by their trait).
+        fn decode_notification(method: &str, params: Option<&RawValue>) -> Result<Decoded, String> {
+            first(&[#(#notifications)* #(#unlisted)*], method, params)
         }
 
         fn decode_response(method: &str, result: &RawValue) -> Result<Decoded, String> {
-            #(#responses)*
-            Err(format!("method not found: `{method}`"))
+            first(&[#(#responses)*], method, result)
         }
     }
 }

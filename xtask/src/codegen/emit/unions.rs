@@ -121,6 +121,48 @@ fn payload_froms(
 }
 
 /// A union discriminated by a string property.
+/// The encoder's arm for a member with a body: the discriminator first, or, when the schema
+/// declares some of the body's properties before it, after those of them that are present
+/// (`acp_support::union::TagAfter`).
+fn encode_arm(v: &TaggedVariant, structs: &BTreeMap<&str, &Struct>) -> TokenStream {
+    let rust_name = ident(&v.rust_name);
+    let value = &v.value;
+    let cfg = gate(v.unstable);
+    let before = declared_before_tag(v, structs);
+    if before.is_empty() {
+        return quote!(#cfg Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),);
+    }
+    quote! {
+        #cfg Self::#rust_name(body) => ::acp_support::union::TagAfter {
+            key: Self::TAG,
+            tag: #value,
+            after: #(#before)+*,
+            body,
+        }
+        .serialize(serializer),
+    }
+}
+
+/// For each body property the schema declares before the discriminator, how many entries it
+/// writes (`1`, or whether it is present); empty when the discriminator comes first.
+fn declared_before_tag(v: &TaggedVariant, structs: &BTreeMap<&str, &Struct>) -> Vec<TokenStream> {
+    let Some(body) = v.body.as_deref().and_then(|body| structs.get(body)) else {
+        return Vec::new();
+    };
+    v.declared_before_tag
+        .iter()
+        .filter_map(|name| body.fields.iter().find(|f| f.json_name == *name))
+        .map(|f| {
+            let field = ident(&f.rust_name);
+            match f.presence {
+                Presence::Required | Presence::RequiredNullable => quote!(1),
+                Presence::Optional => quote!(usize::from(body.#field.is_some())),
+                Presence::OptionalNullable => quote!(usize::from(!body.#field.is_absent())),
+            }
+        })
+        .collect()
+}
+
 pub fn tagged(
     def: &Def,
     u: &TaggedUnion,
@@ -179,7 +221,7 @@ pub fn tagged(
                 decode_arms.push(quote! {
                     #cfg #value => #body::deserialize(body).map(|body| Self::#rust_name(Box::new(body))),
                 });
-                encode_arms.push(quote!(#cfg Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
+                encode_arms.push(encode_arm(v, structs));
                 tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
             }
             Some(body) => {
@@ -187,7 +229,7 @@ pub fn tagged(
                 variants.push(quote!(#d #cfg #rust_name(#body),));
                 decode_arms
                     .push(quote!(#cfg #value => #body::deserialize(body).map(Self::#rust_name),));
-                encode_arms.push(quote!(#cfg Self::#rust_name(body) => Tagged { tag: #value, body }.serialize(serializer),));
+                encode_arms.push(encode_arm(v, structs));
                 tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
             }
             None => {
@@ -222,6 +264,19 @@ pub fn tagged(
         quote! {
             #[cfg(feature = "unstable")]
             const DRAFT_TAGS: &'static [&'static str] = &[#(#drafts),*];
+        }
+    };
+    // Tags the schema's catch-all excludes without a member for them: errors, not unknowns.
+    let excluded_tags = if u.excluded.is_empty() {
+        quote!()
+    } else {
+        let tags = u.excluded.iter().map(|t| {
+            let cfg = gate(t.unstable);
+            let value = &t.value;
+            quote!(#cfg #value)
+        });
+        quote! {
+            const EXCLUDED_TAGS: &'static [&'static str] = &[#(#tags),*];
         }
     };
     let froms = payload_froms(&name, u, structs, boxed);
@@ -285,6 +340,8 @@ pub fn tagged(
             .variants
             .iter()
             .filter(|v| v.body.is_some() == with_body)
+            // Members encoded through `TagAfter` do not use the `Tagged` helper.
+            .filter(|v| !with_body || declared_before_tag(v, structs).is_empty())
             .collect();
         (!users.is_empty()).then(|| gate(users.iter().all(|v| v.unstable)))
     };
@@ -376,6 +433,7 @@ pub fn tagged(
             const TAG: &'static str = #tag;
             const KNOWN_TAGS: &'static [&'static str] = &[#(#known),*];
             #draft_tags
+            #excluded_tags
 
             fn decode_known<'de, D: ::serde::Deserializer<'de>>(tag: &str, body: D) -> Result<Self, D::Error> {
                 match tag {
