@@ -389,7 +389,7 @@ impl Cx<'_, '_> {
             new.variants.iter().map(|v| (v.value.as_str(), v)).collect();
         let body = |b: &Option<String>| {
             b.as_deref().map_or_else(
-                || "no body".to_owned(),
+                || "none".to_owned(),
                 |b| format!("`{}`", self.pair.path(b)),
             )
         };

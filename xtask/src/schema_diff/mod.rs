@@ -39,6 +39,9 @@ pub mod members;
 pub mod methods;
 pub mod render;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::{Path, PathBuf};
 
 use crate::codegen::{merged_module, TARGETS};
