@@ -70,6 +70,7 @@ pub fn compare(pair: &Pair, old: &Def, new: &Def, out: &mut Vec<Change>) {
         pair,
         name,
         growth,
+        drafts: (old.unstable, new.unstable),
         out,
     };
     match (&old.kind, &new.kind) {
@@ -98,6 +99,9 @@ struct Cx<'a, 'o> {
     pair: &'a Pair<'a>,
     name: &'a str,
     growth: Growth<'a>,
+    /// Whether the type is a draft in the older and in the newer schema: every item of a
+    /// draft type is a draft too.
+    drafts: (bool, bool),
     out: &'o mut Vec<Change>,
 }
 
@@ -107,6 +111,7 @@ impl Cx<'_, '_> {
             Some(item) => self.pair.item(self.name, item),
             None => self.pair.path(self.name),
         };
+        let draft = draft || self.drafts.1;
         self.out
             .push(Change::new(area, class, rust_name, summary, draft));
     }
@@ -157,7 +162,7 @@ impl Cx<'_, '_> {
                     Class::Breaking,
                     Some(&field.rust_name),
                     format!("removed field `{json_name}` (was {presence})"),
-                    field.unstable,
+                    field.unstable || self.drafts.0,
                 );
             }
         }
@@ -344,7 +349,7 @@ impl Cx<'_, '_> {
                     Class::Breaking,
                     Some(&variant.rust_name),
                     format!("removed value `{value}`"),
-                    variant.unstable,
+                    variant.unstable || self.drafts.0,
                 );
             }
         }
@@ -388,10 +393,8 @@ impl Cx<'_, '_> {
         let new_variants: BTreeMap<&str, _> =
             new.variants.iter().map(|v| (v.value.as_str(), v)).collect();
         let body = |b: &Option<String>| {
-            b.as_deref().map_or_else(
-                || "none".to_owned(),
-                |b| format!("`{}`", self.pair.path(b)),
-            )
+            b.as_deref()
+                .map_or_else(|| "none".to_owned(), |b| format!("`{}`", self.pair.path(b)))
         };
         for (value, variant) in &new_variants {
             match old_variants.get(value) {
@@ -446,7 +449,7 @@ impl Cx<'_, '_> {
                     Class::Breaking,
                     Some(&variant.rust_name),
                     format!("removed variant `{}: \"{value}\"`", old.tag),
-                    variant.unstable,
+                    variant.unstable || self.drafts.0,
                 );
             }
         }
@@ -516,7 +519,7 @@ impl Cx<'_, '_> {
                     Class::Breaking,
                     Some(name),
                     format!("removed member ({})", ty(member)),
-                    member.unstable,
+                    member.unstable || self.drafts.0,
                 );
             }
         }
@@ -585,7 +588,7 @@ impl Cx<'_, '_> {
                     Class::Breaking,
                     Some(&member.rust_name),
                     format!("removed method `{method}`"),
-                    member.unstable,
+                    member.unstable || self.drafts.0,
                 );
             }
         }

@@ -290,6 +290,18 @@ fn a_draft_field_stabilised() {
 }
 
 #[test]
+fn a_field_of_a_draft_type_is_a_draft() {
+    let wide = r#""Draft":{"type":"object","properties":{"cwd":{"type":"string"}}}"#;
+    let narrow = r#""Draft":{"type":"object","properties":{}}"#;
+    let change = only(
+        &diff(&with_drafts(FOO, narrow), &with_drafts(FOO, wide)),
+        Class::Additive,
+        "acp_t::Draft::cwd",
+    );
+    assert!(change.draft, "{change:?}");
+}
+
+#[test]
 fn same_shape_under_a_new_name_is_one_rename() {
     let old = plain(
         r#""AuthCapabilities":{"type":"object","properties":{"terminal":{"type":"boolean"}}}"#,
