@@ -29,6 +29,10 @@
 //!   `Other`): values older builds decoded as the catch-all now decode as the new variant; a
 //!   struct's `additionalProperties: true` added or removed.
 //!
+//! Not reported, because the generator does not turn it into Rust: descriptions, validation
+//! keywords (`minItems`, `minimum`, `pattern`, a string's `format`), the properties of a union's
+//! catch-all member.
+//!
 //! Modules: [`compare`] (types, renames), [`members`] (inside a type), [`methods`],
 //! [`change`] (an entry and its class), [`describe`] (IR items in words), [`render`] (Markdown).
 
