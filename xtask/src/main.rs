@@ -3,11 +3,14 @@
 //! - `cargo xtask codegen [--check] [--stats]`: regenerate the model crates from `schema/`.
 //! - `cargo xtask schema-update --version X | --from DIR | --check`: refresh `schema/` from the
 //!   npm package or a directory, or check it against its provenance table.
+//! - `cargo xtask schema-diff OLD NEW [--out FILE]`: what changed in the protocol between two
+//!   sets of schemas, per version, as a Markdown report with a semver class per entry.
 //! - `cargo xtask msrv [--check]`: each crate's `rust-version` against what it compiles.
 //! - `cargo xtask publishable`: the crates that are published, one per line (for CI's packaging).
 
 mod codegen;
 mod msrv;
+mod schema_diff;
 mod schema_update;
 
 use std::process::ExitCode;
@@ -46,6 +49,17 @@ enum Command {
         #[arg(long, conflicts_with_all = ["version", "from"])]
         check: bool,
     },
+    /// Report what changed in the protocol from the schemas in OLD to those in NEW (each a
+    /// directory with v1/ and v2/, or a checkout with them under schema/), as Markdown.
+    SchemaDiff {
+        /// The older schemas.
+        old: std::path::PathBuf,
+        /// The newer schemas.
+        new: std::path::PathBuf,
+        /// Write the report to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
     /// Show each crate's rust-version against the highest its dependencies declare.
     Msrv {
         /// Fail when a crate's rust-version is lower than a dependency's.
@@ -71,6 +85,7 @@ fn main() -> ExitCode {
             (Some(version), None) => schema_update::run(&version, &root),
             (None, None) => Err("give --version X, --from DIR or --check".into()),
         },
+        Command::SchemaDiff { old, new, out } => schema_diff::run(&old, &new, out.as_deref()),
         Command::Msrv { check } => msrv::run(&root, check),
         Command::Publishable => msrv::findings(&root).map(|(findings, _)| {
             for finding in findings.iter().filter(|f| f.published) {

@@ -87,25 +87,50 @@ pub struct Stats {
     pub lines: usize,
 }
 
-/// One schema file, read and classified.
-struct Loaded {
-    source: String,
-    text: String,
-    defs: usize,
-    module: ir::Module,
+/// One schema file, read and parsed.
+pub struct Loaded {
+    /// Its path as the generated files cite it (`schema/v2/schema.json`).
+    pub source: String,
+    /// The file's text.
+    pub text: String,
+    /// The parsed schema, for readers of keywords the IR does not keep (`default`).
+    pub schema: schema::Schema,
 }
 
-fn load(schema_dir: &Path, file: &str) -> Result<Loaded, CodegenError> {
+/// One protocol version: both schema files and the IR merged from them.
+pub struct Merged {
+    /// The stable schema file.
+    pub stable: Loaded,
+    /// The unstable schema file.
+    pub unstable: Loaded,
+    /// The merged IR: the stable surface, draft additions marked `unstable`.
+    pub module: ir::Module,
+}
+
+fn load(schema_dir: &Path, file: &str) -> Result<(Loaded, ir::Module), CodegenError> {
     let path = schema_dir.join(file);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CodegenError::new(path.display(), format!("cannot read: {e}")))?;
     let schema =
         schema::Schema::parse(&text).map_err(|e| CodegenError::new(path.display(), e.message))?;
     let module = classify::classify(&schema)?;
-    Ok(Loaded {
+    let loaded = Loaded {
         source: format!("schema/{file}"),
-        defs: schema.defs().count(),
         text,
+        schema,
+    };
+    Ok((loaded, module))
+}
+
+/// Loads, classifies and merges one version's two schema files under `schema_dir`: the front
+/// end shared by [`generate`] and `cargo xtask schema-diff`.
+pub fn merged_module(schema_dir: &Path, target: &Target) -> Result<Merged, CodegenError> {
+    let (stable, stable_module) = load(schema_dir, target.stable)?;
+    let (unstable, unstable_module) = load(schema_dir, target.unstable)?;
+    let module = merge::merge(stable_module, unstable_module)?;
+    Ok(Merged {
+        stable,
+        unstable,
         module,
     })
 }
@@ -115,9 +140,11 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
     let mut files = Vec::new();
     let mut stats = Vec::new();
     for target in TARGETS {
-        let stable = load(schema_dir, target.stable)?;
-        let unstable = load(schema_dir, target.unstable)?;
-        let module = merge::merge(stable.module, unstable.module)?;
+        let Merged {
+            stable,
+            unstable,
+            module,
+        } = merged_module(schema_dir, target)?;
         let sources = [
             (stable.source.as_str(), stable.text.as_str()),
             (unstable.source.as_str(), unstable.text.as_str()),
@@ -125,7 +152,7 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
         let text = output::render(emit::module(&module), &sources)?;
         stats.push(Stats {
             module: target.module,
-            defs: (stable.defs, unstable.defs),
+            defs: (stable.schema.defs().count(), unstable.schema.defs().count()),
             types: (
                 module.defs.len(),
                 module.defs.iter().filter(|d| d.unstable).count(),
