@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use syn::visit_mut::VisitMut;
 
-use super::{emit, load, merge, output};
+use super::{emit, merged_module, output, Merged, Target};
 
 /// What the generator writes for one fixture: the models and the test registry.
 struct Generated {
@@ -24,13 +24,22 @@ fn generate_fixture(name: &str) -> Generated {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
-    let stable = load(&dir, "schema.json").expect("the stable fixture classifies");
-    let unstable = load(&dir, "schema.unstable.json").expect("the unstable fixture classifies");
+    let fixture = Target {
+        stable: "schema.json",
+        unstable: "schema.unstable.json",
+        module: "models.rs",
+        registry: "registry.rs",
+        module_path: "acp_fixture",
+    };
+    let Merged {
+        stable,
+        unstable,
+        module,
+    } = merged_module(&dir, &fixture).expect("the fixture classifies and merges");
     let sources = [
         (stable.source.as_str(), stable.text.as_str()),
         (unstable.source.as_str(), unstable.text.as_str()),
     ];
-    let module = merge::merge(stable.module, unstable.module).expect("the fixture merges");
     let models = output::render(emit::module(&module), &sources).expect("models render");
     let registry =
         emit::registry::registry(&module, "acp_fixture", (&stable.source, &unstable.source));
