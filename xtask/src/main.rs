@@ -1,8 +1,9 @@
 //! Project automation for acp-rs.
 //!
 //! - `cargo xtask codegen [--check] [--stats]`: regenerate the model crates from `schema/`.
-//! - `cargo xtask schema-update --version X | --from DIR | --check`: refresh `schema/` from the
-//!   npm package or a directory, or check it against its provenance table.
+//! - `cargo xtask schema-update --version X | --from DIR | --from-git REPO --rev REV | --check`:
+//!   refresh `schema/` from the npm package, a directory or a git commit (printing the change
+//!   report), or check it against its provenance table.
 //! - `cargo xtask schema-diff OLD NEW [--out FILE]`: what changed in the protocol between two
 //!   sets of schemas, per version, as a Markdown report with a semver class per entry.
 //! - `cargo xtask msrv [--check]`: each crate's `rust-version` against what it compiles.
@@ -39,14 +40,21 @@ enum Command {
     /// directory, recording where they came from; or check schema/ against that record.
     SchemaUpdate {
         /// The npm package version, e.g. 2.4.0.
-        #[arg(long = "version", required_unless_present_any = ["from", "check"])]
+        #[arg(long = "version", required_unless_present_any = ["from", "from_git", "check"])]
         version: Option<String>,
         /// A directory with v1/ and v2/ (or a checkout of the protocol repository, with them
         /// under schema/), instead of npm.
         #[arg(long, value_name = "DIR", conflicts_with = "version")]
         from: Option<std::path::PathBuf>,
+        /// A git repository (a local path or a URL) with schema/v1/ and schema/v2/ (or v1/ and
+        /// v2/ at its root), read at --rev.
+        #[arg(long, value_name = "REPO", conflicts_with_all = ["version", "from"], requires = "rev")]
+        from_git: Option<String>,
+        /// The revision of --from-git: a branch, tag or commit.
+        #[arg(long, value_name = "REV", requires = "from_git")]
+        rev: Option<String>,
         /// Write nothing; fail if a schema file does not match the provenance table.
-        #[arg(long, conflicts_with_all = ["version", "from"])]
+        #[arg(long, conflicts_with_all = ["version", "from", "from_git"])]
         check: bool,
     },
     /// Report what changed in the protocol from the schemas in OLD to those in NEW (each a
@@ -78,12 +86,17 @@ fn main() -> ExitCode {
         Command::SchemaUpdate {
             version,
             from,
+            from_git,
+            rev,
             check,
-        } => match (version, from) {
+        } => match (version, from, from_git.zip(rev)) {
             _ if check => schema_update::check(&root),
-            (_, Some(from)) => schema_update::run_from(&from, &root),
-            (Some(version), None) => schema_update::run(&version, &root),
-            (None, None) => Err("give --version X, --from DIR or --check".into()),
+            (_, _, Some((repo, rev))) => schema_update::git::run(&repo, &rev, &root),
+            (_, Some(from), None) => schema_update::run_from(&from, &root),
+            (Some(version), None, None) => schema_update::run(&version, &root),
+            (None, None, None) => {
+                Err("give --version X, --from DIR, --from-git REPO --rev REV or --check".into())
+            }
         },
         Command::SchemaDiff { old, new, out } => schema_diff::run(&old, &new, out.as_deref()),
         Command::Msrv { check } => msrv::run(&root, check),

@@ -180,6 +180,16 @@ pub fn generate(schema_dir: &Path) -> Result<(Vec<GeneratedFile>, Vec<Stats>), C
     Ok((files, stats))
 }
 
+/// What a maintainer runs after the generated files changed (docs/codegen.md walks through it).
+pub const NEXT_STEPS: &str = "\nNext:
+  1. read schema/CHANGES.md (from schema-update) or `cargo xtask schema-diff OLD NEW`;
+     docs/codegen.md maps the generated items the hand-written crates name
+  2. cargo check --workspace --all-features --all-targets    # what the hand-written code broke
+  3. cargo test -p acp-v1 -p acp-v2 --all-features           # models, fixtures, snapshots
+     read every new .snap.new before accepting it (cargo insta review)
+  4. cargo test --workspace --all-features                    # the README's test command
+  5. commit schema/ and the generated files together (CI runs `cargo xtask codegen --check`)";
+
 /// `cargo xtask codegen [--check] [--stats]`.
 pub fn run(root: &Path, check: bool, show_stats: bool) -> Result<(), String> {
     let started = Instant::now();
@@ -210,6 +220,8 @@ pub fn run(root: &Path, check: bool, show_stats: bool) -> Result<(), String> {
     }
     if written.is_empty() {
         println!("generated files are up to date");
+    } else {
+        println!("{NEXT_STEPS}");
     }
     Ok(())
 }

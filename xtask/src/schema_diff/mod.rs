@@ -67,6 +67,13 @@ pub fn run(old: &Path, new: &Path, out: Option<&Path>) -> Result<(), String> {
 /// The Markdown report of what changed from the schemas in `old` to those in `new` (each a
 /// directory with `v1/` and `v2/`, or a checkout with them under `schema/`).
 pub fn report(old: &Path, new: &Path) -> Result<String, String> {
+    let labels = (old.display().to_string(), new.display().to_string());
+    report_labelled(old, new, (&labels.0, &labels.1))
+}
+
+/// [`report`], with each side named by a label instead of its path (`schema-update` names
+/// them by their provenance).
+pub fn report_labelled(old: &Path, new: &Path, labels: (&str, &str)) -> Result<String, String> {
     let old_dir = schema_dir(old)?;
     let new_dir = schema_dir(new)?;
     let mut versions = Vec::new();
@@ -89,11 +96,7 @@ pub fn report(old: &Path, new: &Path) -> Result<String, String> {
             changes,
         })
         .collect();
-    Ok(render::report(
-        &old.display().to_string(),
-        &new.display().to_string(),
-        &sections,
-    ))
+    Ok(render::report(labels.0, labels.1, &sections))
 }
 
 /// The directory holding `v1/` and `v2/`: `dir` itself or its `schema/` (as `schema-update

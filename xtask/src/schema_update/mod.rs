@@ -1,7 +1,9 @@
 //! `cargo xtask schema-update --version X`: refreshes the bundled schemas from the npm registry;
 //! `--from DIR` takes them from a directory instead (a `v1/` and `v2/` pair, or a checkout of the
-//! protocol repository with them under `schema/`); `--check` compares `schema/` with the
-//! provenance table ([`check`]).
+//! protocol repository with them under `schema/`); `--from-git REPO --rev REV` from a commit of a
+//! git repository ([`git`]); `--check` compares `schema/` with the provenance table ([`check`]).
+//! Each update prints the change report of `cargo xtask schema-diff` (old → new) and writes it to
+//! `schema/CHANGES.md` for the commit.
 //!
 //! The official ACP schemas ship in the npm package `@agentclientprotocol/sdk` under
 //! `package/schema/v{1,2}/`. This command fetches one version with `npm pack`, unpacks it with
@@ -18,6 +20,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+pub mod git;
 
 /// The npm package the schemas come from.
 pub const PACKAGE: &str = "@agentclientprotocol/sdk";
@@ -45,14 +49,31 @@ pub const END_MARKER: &str = "<!-- schema-update:end -->";
 /// Where one set of bundled schemas came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
-    /// The exact package version, e.g. `2.4.0`; for a directory, what it is (its path).
+    /// The exact package version, e.g. `2.4.0`; for a directory, its path; for git, the
+    /// repository.
     pub version: String,
     /// The day the version was published (`YYYY-MM-DD`), when the registry said.
     pub date: Option<String>,
     /// Each schema file (relative to `schema/`), its description and its SHA-256 in hex.
     pub files: Vec<(String, String, String)>,
-    /// `true` when the files came from a directory (`--from`), not an npm release.
-    pub local: bool,
+    /// Where the files came from.
+    pub source: Source,
+}
+
+/// The kinds of source `schema-update` brings schemas in from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// An npm release (`--version`).
+    Npm,
+    /// A directory (`--from`).
+    Directory,
+    /// A commit of a git repository (`--from-git REPO --rev REV`).
+    Git {
+        /// The revision asked for.
+        rev: String,
+        /// The commit it resolved to.
+        commit: String,
+    },
 }
 
 /// Refreshes `schema/` under `workspace_root` from `@agentclientprotocol/sdk@<version>`.
@@ -83,7 +104,7 @@ pub fn run(version: &str, workspace_root: &Path) -> Result<(), String> {
 
     let package = tmp.path().join("package");
     let exact_version = package_version(&package)?;
-    let files = install(
+    let Installed { files, previous } = install(
         &package.join("schema"),
         &package.join("LICENSE"),
         &schema_dir,
@@ -94,9 +115,9 @@ pub fn run(version: &str, workspace_root: &Path) -> Result<(), String> {
         version: exact_version,
         date,
         files,
-        local: false,
+        source: Source::Npm,
     };
-    write_provenance(&readme_path, &readme, &provenance)
+    write_provenance(&readme_path, &readme, &provenance, previous)
 }
 
 /// Refreshes `schema/` under `workspace_root` from the directory `from`: one holding `v1/` and
@@ -107,15 +128,7 @@ pub fn run_from(from: &Path, workspace_root: &Path) -> Result<(), String> {
     let readme_path = schema_dir.join("README.md");
     let readme = fs::read_to_string(&readme_path)
         .map_err(|e| format!("cannot read {}: {e}", readme_path.display()))?;
-    let source = [from.to_path_buf(), from.join("schema")]
-        .into_iter()
-        .find(|dir| dir.join("v1").is_dir() && dir.join("v2").is_dir())
-        .ok_or_else(|| {
-            format!(
-                "{} holds no v1/ and v2/ (nor schema/v1/ and schema/v2/)",
-                from.display()
-            )
-        })?;
+    let source = crate::schema_diff::schema_dir(from)?;
     let source = source
         .canonicalize()
         .map_err(|e| format!("cannot resolve {}: {e}", source.display()))?;
@@ -123,24 +136,26 @@ pub fn run_from(from: &Path, workspace_root: &Path) -> Result<(), String> {
         return Err("--from names schema/ itself: nothing to bring in".into());
     }
     let shown = source.display().to_string();
-    let files = install(&source, &source.join("LICENSE"), &schema_dir, &shown)?;
+    let Installed { files, previous } =
+        install(&source, &source.join("LICENSE"), &schema_dir, &shown)?;
     let provenance = Provenance {
         version: shown,
         date: None,
         files,
-        local: true,
+        source: Source::Directory,
     };
-    write_provenance(&readme_path, &readme, &provenance)
+    write_provenance(&readme_path, &readme, &provenance, previous)
 }
 
 /// Checks the four files under `source` (each present, each JSON), then copies them and the
 /// `license` (when there is one) into `schema_dir`: each file with its description and hash.
+/// The schemas it replaces are kept aside for the change report ([`Previous`]).
 fn install(
     source: &Path,
     license: &Path,
     schema_dir: &Path,
     what: &str,
-) -> Result<Vec<(String, String, String)>, String> {
+) -> Result<Installed, String> {
     // Check everything before writing anything, so a bad source leaves schema/ untouched.
     for (file, _) in SCHEMA_FILES {
         let src = source.join(file);
@@ -148,6 +163,7 @@ fn install(
         serde_json::from_slice::<serde_json::Value>(&bytes)
             .map_err(|e| format!("{what}: {file} is not valid JSON: {e}"))?;
     }
+    let previous = Previous::keep(schema_dir)?;
     let mut files = Vec::with_capacity(SCHEMA_FILES.len());
     for (file, description) in SCHEMA_FILES {
         let dest = schema_dir.join(file);
@@ -159,29 +175,83 @@ fn install(
     } else {
         eprintln!("schema-update: warning: {what} has no LICENSE; schema/LICENSE left as it was");
     }
-    Ok(files)
+    Ok(Installed { files, previous })
 }
 
-/// Rewrites the provenance section of `schema/README.md` and says what to do next.
+/// What [`install`] did: each file with its description and hash, and the schemas it replaced.
+struct Installed {
+    files: Vec<(String, String, String)>,
+    previous: Previous,
+}
+
+/// A copy of the schemas an update replaces, for the change report; `None` inside when
+/// `schema/` did not hold all four (a first import).
+struct Previous(Option<TempDir>);
+
+impl Previous {
+    fn keep(schema_dir: &Path) -> Result<Self, String> {
+        if !SCHEMA_FILES
+            .iter()
+            .all(|(f, _)| schema_dir.join(f).is_file())
+        {
+            return Ok(Self(None));
+        }
+        let tmp = TempDir::new()?;
+        for (file, _) in SCHEMA_FILES {
+            copy(&schema_dir.join(file), &tmp.path().join(file))?;
+        }
+        Ok(Self(Some(tmp)))
+    }
+}
+
+/// Rewrites the provenance section of `schema/README.md`, prints the change report (and writes
+/// it to `schema/CHANGES.md`), and says what to do next.
 fn write_provenance(
     readme_path: &Path,
     readme: &str,
     provenance: &Provenance,
+    previous: Previous,
 ) -> Result<(), String> {
     let updated = replace_section(readme, &render_provenance(provenance))
         .map_err(|e| format!("{}: {e}", readme_path.display()))?;
     fs::write(readme_path, updated)
         .map_err(|e| format!("cannot write {}: {e}", readme_path.display()))?;
-    eprintln!(
-        "schema-update: schema/ now holds {}.\n\
-         Next: `cargo xtask codegen`, review the diff, then `cargo test --workspace --all-features`.",
-        if provenance.local {
-            format!("the schemas of {}", provenance.version)
-        } else {
-            format!("{PACKAGE} {}", provenance.version)
+    let now = match &provenance.source {
+        Source::Npm => format!("{PACKAGE} {}", provenance.version),
+        Source::Directory => format!("the schemas of {}", provenance.version),
+        Source::Git { rev, commit } => {
+            format!("the schemas of {} at {rev} ({commit})", provenance.version)
         }
+    };
+    let schema_dir = readme_path.parent().unwrap_or(Path::new("schema"));
+    if let Previous(Some(old)) = &previous {
+        let was = previous_label(readme);
+        let report = crate::schema_diff::report_labelled(old.path(), schema_dir, (&was, &now))?;
+        print!("{report}");
+        let changes = schema_dir.join("CHANGES.md");
+        fs::write(&changes, &report)
+            .map_err(|e| format!("cannot write {}: {e}", changes.display()))?;
+        eprintln!("schema-update: the report above is in schema/CHANGES.md, for the commit.");
+    }
+    eprintln!(
+        "schema-update: schema/ now holds {now}.\n\
+         Next: `cargo xtask codegen` (it lists the commands after it)."
     );
     Ok(())
+}
+
+/// What the provenance section said before an update (its first bullet, e.g. the package and
+/// version), to name the old side of the change report.
+fn previous_label(readme: &str) -> String {
+    let section = readme
+        .find(BEGIN_MARKER)
+        .map(|start| &readme[start..])
+        .unwrap_or_default();
+    section
+        .lines()
+        .find_map(|line| line.strip_prefix("- "))
+        .map(|line| line.replace(['*', '`'], ""))
+        .unwrap_or_else(|| "the previous schema/".to_owned())
 }
 
 /// Compares each schema file under `workspace_root` with its hash in the provenance table of
@@ -246,27 +316,40 @@ pub fn render_provenance(p: &Provenance) -> String {
     out.push_str(
         "\n<!-- Written by `cargo xtask schema-update`; edit outside the markers. -->\n\n",
     );
-    if p.local {
-        out.push_str(&format!(
-            "- Source: the directory `{}` (not a published release)\n",
-            p.version
-        ));
-        out.push_str(&format!(
-            "- Copied with: `cargo xtask schema-update --from {}`\n\n",
-            p.version
-        ));
-    } else {
-        out.push_str(&format!(
-            "- Package: `{PACKAGE}`, version **{}**\n",
-            p.version
-        ));
-        if let Some(date) = &p.date {
-            out.push_str(&format!("- Published: {date}\n"));
+    match &p.source {
+        Source::Directory => {
+            out.push_str(&format!(
+                "- Source: the directory `{}` (not a published release)\n",
+                p.version
+            ));
+            out.push_str(&format!(
+                "- Copied with: `cargo xtask schema-update --from {}`\n\n",
+                p.version
+            ));
         }
-        out.push_str(&format!(
-            "- Fetched with: `npm pack {PACKAGE}@{}`, files from `package/schema/`\n\n",
-            p.version
-        ));
+        Source::Git { rev, commit } => {
+            out.push_str(&format!(
+                "- Source: the git repository `{}`, revision `{rev}`, commit `{commit}`\n",
+                p.version
+            ));
+            out.push_str(&format!(
+                "- Copied with: `cargo xtask schema-update --from-git {} --rev {rev}`\n\n",
+                p.version
+            ));
+        }
+        Source::Npm => {
+            out.push_str(&format!(
+                "- Package: `{PACKAGE}`, version **{}**\n",
+                p.version
+            ));
+            if let Some(date) = &p.date {
+                out.push_str(&format!("- Published: {date}\n"));
+            }
+            out.push_str(&format!(
+                "- Fetched with: `npm pack {PACKAGE}@{}`, files from `package/schema/`\n\n",
+                p.version
+            ));
+        }
     }
     out.push_str("| file | what | sha256 |\n| --- | --- | --- |\n");
     for (file, what, hash) in &p.files {
@@ -442,7 +525,7 @@ mod tests {
                 "protocol v1, stable surface".to_owned(),
                 "0d0b".to_owned(),
             )],
-            local: false,
+            source: Source::Npm,
         }
     }
 
