@@ -188,7 +188,7 @@ fn a_discriminator_declared_late_is_encoded_where_declared() {
     let text = quote::ToTokens::to_token_stream(&models).to_string();
     for tag in ["id", "boolean"] {
         let arm = format!(
-            "key : Self :: TAG , tag : \"{tag}\" , after : 1 , body , }} . serialize (serializer)"
+            "key : \"type\" , tag : \"{tag}\" , after : 1 , body , }} . serialize (serializer)"
         );
         assert!(text.contains(&arm), "`{tag}` is not encoded after `value`");
     }

@@ -50,7 +50,7 @@ pub fn compare(pair: &Pair, out: &mut Vec<Change>) {
 }
 
 fn changed(pair: &Pair, old: &Method, new: &Method, out: &mut Vec<Change>) {
-    let side = format!("{} side: ", new.side);
+    let side = format!("{}: ", side(&new.side));
     let mut push = |class: Class, summary: String| {
         out.push(Change::new(
             Area::Method,
@@ -118,12 +118,21 @@ fn signature(pair: &Pair, module: &Module, method: &Method) -> String {
         .map(|r| format!(" → `{}`", pair.path(r)))
         .unwrap_or_default();
     format!(
-        "{} ({} side): `{}`{response}, routed by {}",
+        "{} ({}): `{}`{response}, routed by {}",
         kind(method.kind),
-        method.side,
+        side(&method.side),
         pair.path(&method.params),
         routes(pair, module, method)
     )
+}
+
+/// Who handles a method: `agent side`, and `both sides` for `x-side: both`.
+fn side(side: &str) -> String {
+    if side == "both" {
+        "both sides".to_owned()
+    } else {
+        format!("{side} side")
+    }
 }
 
 /// The envelope variants that carry a method's params (`acp_v2::ClientRequest::InitializeRequest`),

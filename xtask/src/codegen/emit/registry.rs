@@ -88,9 +88,12 @@ pub fn registry(module: &Module, module_path: &str, schemas: (&str, &str)) -> To
             })
         }
 
+        /// One entry of a routing table: `None` when it does not know the method.
+        type Decoder<P> = fn(&str, P) -> Option<Result<Decoded, String>>;
+
         /// Tries each decoder of `table` in turn: the first that knows `method` answers.
         fn first<P: Copy>(
-            table: &[fn(&str, P) -> Option<Result<Decoded, String>>],
+            table: &[Decoder<P>],
             method: &str,
             payload: P,
         ) -> Result<Decoded, String> {

@@ -124,7 +124,7 @@ fn payload_froms(
 /// The encoder's arm for a member with a body: the discriminator first, or, when the schema
 /// declares some of the body's properties before it, after those of them that are present
 /// (`acp_support::union::TagAfter`).
-fn encode_arm(v: &TaggedVariant, structs: &BTreeMap<&str, &Struct>) -> TokenStream {
+fn encode_arm(tag: &str, v: &TaggedVariant, structs: &BTreeMap<&str, &Struct>) -> TokenStream {
     let rust_name = ident(&v.rust_name);
     let value = &v.value;
     let cfg = gate(v.unstable);
@@ -134,7 +134,7 @@ fn encode_arm(v: &TaggedVariant, structs: &BTreeMap<&str, &Struct>) -> TokenStre
     }
     quote! {
         #cfg Self::#rust_name(body) => ::acp_support::union::TagAfter {
-            key: Self::TAG,
+            key: #tag,
             tag: #value,
             after: #(#before)+*,
             body,
@@ -221,7 +221,7 @@ pub fn tagged(
                 decode_arms.push(quote! {
                     #cfg #value => #body::deserialize(body).map(|body| Self::#rust_name(Box::new(body))),
                 });
-                encode_arms.push(encode_arm(v, structs));
+                encode_arms.push(encode_arm(tag, v, structs));
                 tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
             }
             Some(body) => {
@@ -229,7 +229,7 @@ pub fn tagged(
                 variants.push(quote!(#d #cfg #rust_name(#body),));
                 decode_arms
                     .push(quote!(#cfg #value => #body::deserialize(body).map(Self::#rust_name),));
-                encode_arms.push(encode_arm(v, structs));
+                encode_arms.push(encode_arm(tag, v, structs));
                 tag_arms.push(quote!(#cfg Self::#rust_name(_) => Some(#value),));
             }
             None => {
