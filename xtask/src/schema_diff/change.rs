@@ -98,6 +98,14 @@ impl Change {
     }
 }
 
+impl Change {
+    /// Whether the change alters the generated Rust API (a name, a type, a signature), so that
+    /// hand-written code naming the item may stop compiling; a decode flag's change does not.
+    pub fn alters_api(&self) -> bool {
+        !self.summary.contains("`x-deserialize-")
+    }
+}
+
 /// The changes for an item that moved between the stable and the draft surface, if it did.
 pub fn stability(area: Area, rust_name: &str, was_draft: bool, is_draft: bool) -> Option<Change> {
     match (was_draft, is_draft) {

@@ -1,6 +1,6 @@
 //! Two merged IRs of one protocol version → the list of changes: types added, removed,
 //! renamed, changed in kind or moved between the stable and the draft surface; what changed
-//! inside a type is [`members`](super::members)' job, methods are [`methods`](super::methods)'.
+//! inside a type is [`members`]' job, methods are [`methods`]'.
 
 use std::collections::BTreeMap;
 

@@ -305,54 +305,24 @@ impl Cx<'_, '_> {
         old: &ConstEnum<V>,
         new: &ConstEnum<V>,
     ) {
-        let key = |v: &V| v.to_string();
-        let old_values: BTreeMap<String, _> =
-            old.variants.iter().map(|v| (key(&v.value), v)).collect();
-        let new_values: BTreeMap<String, _> =
-            new.variants.iter().map(|v| (key(&v.value), v)).collect();
-        for (value, variant) in &new_values {
-            match old_values.get(value) {
-                None => {
-                    let (class, summary) = added_variant(self.growth, &format!("value `{value}`"));
-                    self.push(
-                        Area::Variant,
-                        class,
-                        Some(&variant.rust_name),
-                        summary,
-                        variant.unstable,
-                    );
-                }
-                Some(before) => {
-                    let path = self.pair.item(self.name, &variant.rust_name);
-                    self.out.extend(stability(
-                        Area::Variant,
-                        &path,
-                        before.unstable,
-                        variant.unstable,
-                    ));
-                    if before.rust_name != variant.rust_name {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(&before.rust_name),
-                            format!("value `{value}` renamed to `{}`", variant.rust_name),
-                            variant.unstable,
-                        );
+        let view = |e: &ConstEnum<V>| -> Vec<Member> {
+            e.variants
+                .iter()
+                .map(|v| {
+                    let label = format!("value `{}`", v.value);
+                    Member {
+                        key: v.value.to_string(),
+                        rust_name: v.rust_name.clone(),
+                        unstable: v.unstable,
+                        added: label.clone(),
+                        removed: label.clone(),
+                        label,
+                        body: None,
                     }
-                }
-            }
-        }
-        for (value, variant) in &old_values {
-            if !new_values.contains_key(value) {
-                self.push(
-                    Area::Variant,
-                    Class::Breaking,
-                    Some(&variant.rust_name),
-                    format!("removed value `{value}`"),
-                    variant.unstable || self.drafts.0,
-                );
-            }
-        }
+                })
+                .collect()
+        };
+        self.members(view(old), view(new));
         self.catch_all("catch-all", old.other.as_ref(), new.other.as_ref());
     }
 
@@ -388,71 +358,28 @@ impl Cx<'_, '_> {
         if old.tag != new.tag {
             self.type_change(format!("discriminator `{}` → `{}`", old.tag, new.tag));
         }
-        let old_variants: BTreeMap<&str, _> =
-            old.variants.iter().map(|v| (v.value.as_str(), v)).collect();
-        let new_variants: BTreeMap<&str, _> =
-            new.variants.iter().map(|v| (v.value.as_str(), v)).collect();
-        let body = |b: &Option<String>| {
-            b.as_deref()
-                .map_or_else(|| "none".to_owned(), |b| format!("`{}`", self.pair.path(b)))
+        let view = |u: &TaggedUnion| -> Vec<Member> {
+            u.variants
+                .iter()
+                .map(|v| {
+                    let body = v
+                        .body
+                        .as_deref()
+                        .map_or_else(|| "none".to_owned(), |b| format!("`{}`", self.pair.path(b)));
+                    let variant = format!("variant `{}: \"{}\"`", u.tag, v.value);
+                    Member {
+                        key: v.value.clone(),
+                        rust_name: v.rust_name.clone(),
+                        unstable: v.unstable,
+                        added: format!("{variant} ({body})"),
+                        removed: variant,
+                        label: format!("variant `{}`", v.value),
+                        body: Some(("body", body)),
+                    }
+                })
+                .collect()
         };
-        for (value, variant) in &new_variants {
-            match old_variants.get(value) {
-                None => {
-                    let what = format!(
-                        "variant `{}: \"{value}\"` ({})",
-                        new.tag,
-                        body(&variant.body)
-                    );
-                    let (class, summary) = added_variant(self.growth, &what);
-                    self.push(
-                        Area::Variant,
-                        class,
-                        Some(&variant.rust_name),
-                        summary,
-                        variant.unstable,
-                    );
-                }
-                Some(before) => {
-                    let path = self.pair.item(self.name, &variant.rust_name);
-                    self.out.extend(stability(
-                        Area::Variant,
-                        &path,
-                        before.unstable,
-                        variant.unstable,
-                    ));
-                    if before.rust_name != variant.rust_name {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(&before.rust_name),
-                            format!("variant `{value}` renamed to `{}`", variant.rust_name),
-                            variant.unstable,
-                        );
-                    }
-                    if before.body != variant.body {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(&variant.rust_name),
-                            format!("body {} → {}", body(&before.body), body(&variant.body)),
-                            variant.unstable,
-                        );
-                    }
-                }
-            }
-        }
-        for (value, variant) in &old_variants {
-            if !new_variants.contains_key(value) {
-                self.push(
-                    Area::Variant,
-                    Class::Breaking,
-                    Some(&variant.rust_name),
-                    format!("removed variant `{}: \"{value}\"`", old.tag),
-                    variant.unstable || self.drafts.0,
-                );
-            }
-        }
+        self.members(view(old), view(new));
         self.catch_all("catch-all", old.fallback.as_ref(), new.fallback.as_ref());
         self.catch_all(
             "absent-or-null discriminator",
@@ -477,121 +404,127 @@ impl Cx<'_, '_> {
     }
 
     fn untagged(&mut self, old: &[UntaggedMember], new: &[UntaggedMember]) {
-        let old_members: BTreeMap<&str, _> =
-            old.iter().map(|m| (m.rust_name.as_str(), m)).collect();
-        let new_members: BTreeMap<&str, _> =
-            new.iter().map(|m| (m.rust_name.as_str(), m)).collect();
-        let ty = |m: &UntaggedMember| {
-            m.ty.as_ref()
-                .map_or_else(|| "null".to_owned(), |t| format!("`{}`", describe::ty(t)))
-        };
-        for (name, member) in &new_members {
-            match old_members.get(name) {
-                None => {
-                    let (class, summary) =
-                        added_variant(self.growth, &format!("member ({})", ty(member)));
-                    self.push(Area::Variant, class, Some(name), summary, member.unstable);
-                }
-                Some(before) => {
-                    let path = self.pair.item(self.name, name);
-                    self.out.extend(stability(
-                        Area::Variant,
-                        &path,
-                        before.unstable,
-                        member.unstable,
-                    ));
-                    if before.ty != member.ty {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(name),
-                            format!("member type {} → {}", ty(before), ty(member)),
-                            member.unstable,
-                        );
+        let view = |members: &[UntaggedMember]| -> Vec<Member> {
+            members
+                .iter()
+                .map(|m| {
+                    let ty = m
+                        .ty
+                        .as_ref()
+                        .map_or_else(|| "null".to_owned(), |t| format!("`{}`", describe::ty(t)));
+                    Member {
+                        key: m.rust_name.clone(),
+                        rust_name: m.rust_name.clone(),
+                        unstable: m.unstable,
+                        added: format!("member ({ty})"),
+                        removed: format!("member ({ty})"),
+                        label: "member".to_owned(),
+                        body: Some(("member type", ty)),
                     }
-                }
-            }
-        }
-        for (name, member) in &old_members {
-            if !new_members.contains_key(name) {
-                self.push(
-                    Area::Variant,
-                    Class::Breaking,
-                    Some(name),
-                    format!("removed member ({})", ty(member)),
-                    member.unstable || self.drafts.0,
-                );
-            }
-        }
+                })
+                .collect()
+        };
+        self.members(view(old), view(new));
     }
 
     fn envelope(&mut self, old: &Envelope, new: &Envelope) {
         if old.kind != new.kind {
             self.type_change(format!("envelope kind {:?} → {:?}", old.kind, new.kind));
         }
-        let old_members: BTreeMap<&str, _> =
-            old.members.iter().map(|m| (m.method.as_str(), m)).collect();
-        let new_members: BTreeMap<&str, _> =
-            new.members.iter().map(|m| (m.method.as_str(), m)).collect();
-        for (method, member) in &new_members {
-            match old_members.get(method) {
-                None => {
-                    let (class, summary) = added_variant(
-                        self.growth,
-                        &format!("method `{method}` (`{}`)", self.pair.path(&member.def)),
-                    );
+        let view = |e: &Envelope| -> Vec<Member> {
+            e.members
+                .iter()
+                .map(|m| {
+                    let def = format!("`{}`", self.pair.path(&m.def));
+                    Member {
+                        key: m.method.clone(),
+                        rust_name: m.rust_name.clone(),
+                        unstable: m.unstable,
+                        added: format!("method `{}` ({def})", m.method),
+                        removed: format!("method `{}`", m.method),
+                        label: format!("method `{}`", m.method),
+                        body: Some(("body", def)),
+                    }
+                })
+                .collect()
+        };
+        self.members(view(old), view(new));
+        self.catch_all("extension-method", old.ext.as_ref(), new.ext.as_ref());
+    }
+
+    /// Variants, values or envelope members matched by key: added (classed by the type's
+    /// growth), removed, renamed, moved between stable and draft, or with another body.
+    fn members(&mut self, old: Vec<Member>, new: Vec<Member>) {
+        let old: BTreeMap<String, Member> = old.into_iter().map(|m| (m.key.clone(), m)).collect();
+        let new: BTreeMap<String, Member> = new.into_iter().map(|m| (m.key.clone(), m)).collect();
+        for (key, member) in &new {
+            let Some(before) = old.get(key) else {
+                let (class, summary) = added_variant(self.growth, &member.added);
+                self.push(
+                    Area::Variant,
+                    class,
+                    Some(&member.rust_name),
+                    summary,
+                    member.unstable,
+                );
+                continue;
+            };
+            let path = self.pair.item(self.name, &member.rust_name);
+            self.out.extend(stability(
+                Area::Variant,
+                &path,
+                before.unstable,
+                member.unstable,
+            ));
+            if before.rust_name != member.rust_name {
+                self.push(
+                    Area::Variant,
+                    Class::Breaking,
+                    Some(&before.rust_name),
+                    format!("{} renamed to `{}`", member.label, member.rust_name),
+                    member.unstable,
+                );
+            }
+            if let (Some((word, was)), Some((_, is))) = (&before.body, &member.body) {
+                if was != is {
                     self.push(
                         Area::Variant,
-                        class,
+                        Class::Breaking,
                         Some(&member.rust_name),
-                        summary,
+                        format!("{word} {was} → {is}"),
                         member.unstable,
                     );
-                }
-                Some(before) => {
-                    let path = self.pair.item(self.name, &member.rust_name);
-                    self.out.extend(stability(
-                        Area::Variant,
-                        &path,
-                        before.unstable,
-                        member.unstable,
-                    ));
-                    if before.rust_name != member.rust_name {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(&before.rust_name),
-                            format!("method `{method}` renamed to `{}`", member.rust_name),
-                            member.unstable,
-                        );
-                    }
-                    if before.def != member.def {
-                        self.push(
-                            Area::Variant,
-                            Class::Breaking,
-                            Some(&member.rust_name),
-                            format!(
-                                "body `{}` → `{}`",
-                                self.pair.path(&before.def),
-                                self.pair.path(&member.def)
-                            ),
-                            member.unstable,
-                        );
-                    }
                 }
             }
         }
-        for (method, member) in &old_members {
-            if !new_members.contains_key(method) {
+        for (key, member) in &old {
+            if !new.contains_key(key) {
                 self.push(
                     Area::Variant,
                     Class::Breaking,
                     Some(&member.rust_name),
-                    format!("removed method `{method}`"),
+                    format!("removed {}", member.removed),
                     member.unstable || self.drafts.0,
                 );
             }
         }
-        self.catch_all("extension-method", old.ext.as_ref(), new.ext.as_ref());
     }
+}
+
+/// A variant, value or envelope member, as the shared comparison sees it.
+struct Member {
+    /// What matches it across versions: the wire value, method, or (untagged) the Rust name.
+    key: String,
+    /// Its Rust variant name.
+    rust_name: String,
+    /// A draft member.
+    unstable: bool,
+    /// How an added member is described (`value `x``, `method `m` (`T`)`).
+    added: String,
+    /// How a removed member is described.
+    removed: String,
+    /// How a renamed member is named.
+    label: String,
+    /// What its body is, if it has one to compare: the word for it and its description.
+    body: Option<(&'static str, String)>,
 }

@@ -4,7 +4,7 @@
 //!
 //! OLD and NEW are directories holding `v1/` and `v2/`, or checkouts with them under `schema/`.
 //! Each version is read through the generator's own front end
-//! ([`merged_module`](crate::codegen::merged_module): parse, classify, merge), so the report
+//! ([`merged_module`]: parse, classify, merge), so the report
 //! speaks of the generated Rust items (`acp_v2::ToolCall::raw_input`) and sees exactly the types,
 //! fields, variants and methods the generator sees, drafts (`schema.unstable.json` only, behind
 //! the `unstable` feature) marked "(draft)". The one thing read beside the IR is a property's
@@ -34,7 +34,8 @@
 //! catch-all member.
 //!
 //! Modules: [`compare`] (types, renames), [`members`] (inside a type), [`methods`],
-//! [`change`] (an entry and its class), [`describe`] (IR items in words), [`render`] (Markdown).
+//! [`change`] (an entry and its class), [`describe`] (IR items in words), [`render`] (Markdown),
+//! [`uses`] (the hand-written code that names what breaks).
 
 pub mod change;
 pub mod compare;
@@ -42,6 +43,7 @@ pub mod describe;
 pub mod members;
 pub mod methods;
 pub mod render;
+pub mod uses;
 
 #[cfg(test)]
 mod tests;
@@ -51,8 +53,13 @@ use std::path::{Path, PathBuf};
 use crate::codegen::{merged_module, TARGETS};
 
 /// `cargo xtask schema-diff OLD NEW [--out FILE]`: prints the report, or writes it to `out`.
+/// When OLD is this workspace's own `schema/` (a preview of an update), the report also lists
+/// the hand-written code that names what breaks.
 pub fn run(old: &Path, new: &Path, out: Option<&Path>) -> Result<(), String> {
-    let text = report(old, new)?;
+    let root = crate::codegen::workspace_root();
+    let ours = schema_dir(old)?.canonicalize().ok() == root.join("schema").canonicalize().ok();
+    let labels = (old.display().to_string(), new.display().to_string());
+    let text = report_labelled(old, new, (&labels.0, &labels.1), ours.then_some(&*root))?;
     match out {
         Some(path) => {
             std::fs::write(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -65,15 +72,15 @@ pub fn run(old: &Path, new: &Path, out: Option<&Path>) -> Result<(), String> {
 }
 
 /// The Markdown report of what changed from the schemas in `old` to those in `new` (each a
-/// directory with `v1/` and `v2/`, or a checkout with them under `schema/`).
-pub fn report(old: &Path, new: &Path) -> Result<String, String> {
-    let labels = (old.display().to_string(), new.display().to_string());
-    report_labelled(old, new, (&labels.0, &labels.1))
-}
-
-/// [`report`], with each side named by a label instead of its path (`schema-update` names
-/// them by their provenance).
-pub fn report_labelled(old: &Path, new: &Path, labels: (&str, &str)) -> Result<String, String> {
+/// directory with `v1/` and `v2/`, or a checkout with them under `schema/`), each side named by
+/// its label (a path, or `schema-update`'s provenance), and, with `code` (a workspace root whose
+/// crates are written against `old`), the hand-written lines that name what breaks ([`uses`]).
+pub fn report_labelled(
+    old: &Path,
+    new: &Path,
+    labels: (&str, &str),
+    code: Option<&Path>,
+) -> Result<String, String> {
     let old_dir = schema_dir(old)?;
     let new_dir = schema_dir(new)?;
     let mut versions = Vec::new();
@@ -86,14 +93,19 @@ pub fn report_labelled(old: &Path, new: &Path, labels: (&str, &str)) -> Result<S
             new: &after,
         };
         let version = target.stable.split('/').next().unwrap_or(target.stable);
-        versions.push((version, target.module_path, compare::compare(&pair)));
+        let changes = compare::compare(&pair);
+        let found = code
+            .map(|root| uses::find(root, target.module_path, &changes))
+            .unwrap_or_default();
+        versions.push((version, target.module_path, changes, found));
     }
     let sections: Vec<render::Section> = versions
         .iter()
-        .map(|(version, krate, changes)| render::Section {
+        .map(|(version, krate, changes, uses)| render::Section {
             version,
             krate,
             changes,
+            uses,
         })
         .collect();
     Ok(render::report(labels.0, labels.1, &sections))

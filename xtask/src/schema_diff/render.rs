@@ -1,9 +1,15 @@
 //! The Markdown report: a title, then per protocol version a summary line and the entries
 //! grouped by area, one per line. Nothing in it depends on the time or the machine.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 use super::change::{Area, Change, Class};
+use super::uses::Use;
+
+/// At most this many files of hand-written uses are listed per version; the rest are counted.
+const MAX_FILES: usize = 40;
 
 /// One protocol version's changes, ready to render.
 pub struct Section<'a> {
@@ -13,6 +19,8 @@ pub struct Section<'a> {
     pub krate: &'a str,
     /// Its changes, sorted.
     pub changes: &'a [Change],
+    /// The hand-written lines that name what breaks (empty when not searched).
+    pub uses: &'a [Use],
 }
 
 /// The whole report.
@@ -43,6 +51,39 @@ fn render_section(section: &Section) -> String {
             out.push_str(&entry(change));
             out.push('\n');
         }
+    }
+    if !section.uses.is_empty() {
+        out.push_str("\n### Hand-written code that names what breaks\n\n");
+        out.push_str(&uses(section.uses));
+    }
+    out
+}
+
+/// One line per file: the items it names, each with its lines
+/// (`- `crates/x.rs`: `acp_v2::A` (12, 30), `acp_v2::B::c` (40)`).
+fn uses(found: &[Use]) -> String {
+    let mut by_file: BTreeMap<&Path, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
+    for u in found {
+        by_file
+            .entry(&u.file)
+            .or_default()
+            .entry(&u.item)
+            .or_default()
+            .push(u.line);
+    }
+    let mut out = String::new();
+    for (file, items) in by_file.iter().take(MAX_FILES) {
+        let items: Vec<String> = items
+            .iter()
+            .map(|(item, lines)| {
+                let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+                format!("`{item}` ({})", lines.join(", "))
+            })
+            .collect();
+        let _ = writeln!(out, "- `{}`: {}", file.display(), items.join(", "));
+    }
+    if by_file.len() > MAX_FILES {
+        let _ = writeln!(out, "- and {} more files", by_file.len() - MAX_FILES);
     }
     out
 }

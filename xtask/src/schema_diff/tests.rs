@@ -366,6 +366,7 @@ fn no_change_says_so() {
             version: "v1",
             krate: "acp_t",
             changes: &changes,
+            uses: &[],
         }],
     );
     assert_eq!(
@@ -377,7 +378,8 @@ fn no_change_says_so() {
 #[test]
 fn bundled_schemas_against_themselves() {
     let root = workspace_root();
-    let text = super::report(&root, &root).expect("the bundled schemas load");
+    let text = super::report_labelled(&root, &root, ("old", "new"), None)
+        .expect("the bundled schemas load");
     let body: Vec<&str> = text.lines().skip(1).filter(|l| !l.is_empty()).collect();
     assert_eq!(
         body,

@@ -226,7 +226,13 @@ fn write_provenance(
     let schema_dir = readme_path.parent().unwrap_or(Path::new("schema"));
     if let Previous(Some(old)) = &previous {
         let was = previous_label(readme);
-        let report = crate::schema_diff::report_labelled(old.path(), schema_dir, (&was, &now))?;
+        let workspace = schema_dir.parent().unwrap_or(Path::new("."));
+        let report = crate::schema_diff::report_labelled(
+            old.path(),
+            schema_dir,
+            (&was, &now),
+            Some(workspace),
+        )?;
         print!("{report}");
         let changes = schema_dir.join("CHANGES.md");
         fs::write(&changes, &report)
