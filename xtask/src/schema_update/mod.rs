@@ -225,12 +225,14 @@ fn write_provenance(
     };
     let schema_dir = readme_path.parent().unwrap_or(Path::new("schema"));
     if let Previous(Some(old)) = &previous {
+        // Both sides named as the provenance section names them (its first line).
         let was = previous_label(readme);
+        let is = previous_label(&render_provenance(provenance));
         let workspace = schema_dir.parent().unwrap_or(Path::new("."));
         let report = crate::schema_diff::report_labelled(
             old.path(),
             schema_dir,
-            (&was, &now),
+            (&was, &is),
             Some(workspace),
         )?;
         print!("{report}");
@@ -246,8 +248,8 @@ fn write_provenance(
     Ok(())
 }
 
-/// What the provenance section said before an update (its first bullet, e.g. the package and
-/// version), to name the old side of the change report.
+/// What a provenance section says first (the package and version, the directory, or the
+/// repository and commit), to name a side of the change report.
 fn previous_label(readme: &str) -> String {
     let section = readme
         .find(BEGIN_MARKER)
@@ -655,5 +657,37 @@ mod tests {
         assert!(check_version_arg("").is_err());
         assert!(check_version_arg("--registry=x").is_err());
         assert!(check_version_arg("2.4.0 extra").is_err());
+    }
+
+    /// An update over schemas already in place prints the change report and writes it to
+    /// schema/CHANGES.md, each side named as the provenance section names it.
+    #[test]
+    fn an_update_over_schemas_writes_the_change_report() -> Result<(), String> {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/no-unlisted");
+        let source = TempDir::new()?;
+        for (file, _) in SCHEMA_FILES {
+            let name = file.split('/').nth(1).unwrap_or(file);
+            copy(&fixture.join(name), &source.path().join(file))?;
+        }
+        let root = TempDir::new()?;
+        let schema = root.path().join("schema");
+        fs::create_dir_all(&schema).map_err(|e| e.to_string())?;
+        let readme =
+            format!("# x\n{BEGIN_MARKER}\n- Package: `old`, version **1**\n{END_MARKER}\n");
+        fs::write(schema.join("README.md"), readme).map_err(|e| e.to_string())?;
+        // The first import has nothing to compare with: no report.
+        run_from(source.path(), root.path())?;
+        assert!(!schema.join("CHANGES.md").exists());
+        run_from(source.path(), root.path())?;
+        let changes = fs::read_to_string(schema.join("CHANGES.md")).map_err(|e| e.to_string())?;
+        assert!(
+            changes.starts_with("# Schema changes: `Source: the directory "),
+            "{changes}"
+        );
+        assert!(
+            changes.contains("## v2 (`acp_v2`)\n\nNo changes.\n"),
+            "{changes}"
+        );
+        Ok(())
     }
 }
