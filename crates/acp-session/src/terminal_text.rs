@@ -23,9 +23,18 @@ pub struct Utf8Decoder {
 impl Utf8Decoder {
     /// Decodes `bytes`, appending text to `out`.
     pub fn decode(&mut self, bytes: &[u8], out: &mut String) {
-        let mut input = std::mem::take(&mut self.pending);
-        input.extend_from_slice(bytes);
-        let mut rest = input.as_slice();
+        if self.pending.is_empty() {
+            self.decode_from(bytes, out);
+        } else {
+            // Only a code point split across chunks is copied together with what follows it.
+            let mut input = std::mem::take(&mut self.pending);
+            input.extend_from_slice(bytes);
+            self.decode_from(&input, out);
+        }
+    }
+
+    fn decode_from(&mut self, input: &[u8], out: &mut String) {
+        let mut rest = input;
         loop {
             match std::str::from_utf8(rest) {
                 Ok(text) => {
@@ -61,14 +70,16 @@ impl Utf8Decoder {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum State {
     #[default]
     Ground,
     /// After ESC.
     Escape,
-    /// Inside `ESC [` ... final byte; the sequence so far (for SGR passthrough).
-    Csi(String),
+    /// Inside `ESC [` ... final byte; the sequence so far is in `Sanitizer::sequence`.
+    Csi,
+    /// After ESC ( and friends: the designator character follows.
+    Designator,
     /// Inside a string (OSC, DCS, APC, PM, SOS) until BEL or ST.
     Str,
     /// ESC inside a string: ST if `\` follows.
@@ -78,13 +89,24 @@ enum State {
 /// Strips control sequences from decoded text; optionally keeps SGR colours. A carriage return
 /// is not passed on: as on a terminal, what follows it overwrites the current line from its
 /// start (a progress counter `10%\r20%` reads `20%`, `abcdef\rXY` reads `XYcdef`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Sanitizer {
     state: State,
     keep_colours: bool,
     /// After a carriage return: the byte offset in the output where the next character goes.
     overwrite_at: Option<usize>,
+    /// The CSI sequence so far (for SGR passthrough), meaningful in `State::Csi` only: one
+    /// buffer reused for every sequence, at most 66 bytes.
+    sequence: String,
 }
+
+impl PartialEq for Sanitizer {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_state(other) && self.overwrite_at == other.overwrite_at
+    }
+}
+
+impl Eq for Sanitizer {}
 
 impl Sanitizer {
     /// A sanitizer that keeps colours (`ESC [ ... m`) when `keep_colours` is set.
@@ -93,13 +115,31 @@ impl Sanitizer {
             state: State::Ground,
             keep_colours,
             overwrite_at: None,
+            sequence: String::new(),
         }
     }
 
     /// Feeds decoded text, appending what is safe to display to `out`.
+    ///
+    /// Outside any sequence, and with no carriage return pending, a run of characters shown as
+    /// they are (printable text, newlines and tabs; see [`plain_prefix`]) is appended in one
+    /// copy, so only the rest goes through the state machine one character at a time.
     pub fn feed(&mut self, text: &str, out: &mut String) {
-        for c in text.chars() {
+        let mut rest = text;
+        while !rest.is_empty() {
+            if matches!(self.state, State::Ground) && self.overwrite_at.is_none() {
+                let plain = plain_prefix(rest);
+                if plain > 0 {
+                    out.push_str(&rest[..plain]);
+                    rest = &rest[plain..];
+                    continue;
+                }
+            }
+            let Some(c) = rest.chars().next() else {
+                break;
+            };
             self.step(c, out);
+            rest = &rest[c.len_utf8()..];
         }
     }
 
@@ -109,10 +149,10 @@ impl Sanitizer {
             self.state = State::Ground;
             return;
         }
-        match &mut self.state {
+        match self.state {
             State::Ground => match c {
                 '\u{1b}' => self.state = State::Escape,
-                '\u{9b}' => self.state = State::Csi(String::from("\u{1b}[")),
+                '\u{9b}' => self.start_csi(),
                 '\u{90}' | '\u{9d}' | '\u{98}' | '\u{9e}' | '\u{9f}' => self.state = State::Str,
                 '\n' => {
                     self.overwrite_at = None;
@@ -131,34 +171,30 @@ impl Sanitizer {
                     self.emit(c.encode_utf8(&mut buf), out);
                 }
             },
-            State::Escape => {
-                self.state = match c {
-                    '[' => State::Csi(String::from("\u{1b}[")),
-                    ']' | 'P' | 'X' | '^' | '_' => State::Str,
-                    // Two-byte sequences (ESC 7, ESC c, charset selection ...) are dropped; a
-                    // charset designation takes one more character, dropped with it.
-                    '(' | ')' | '*' | '+' | '#' | '%' => State::Csi(String::new()),
-                    _ => State::Ground,
-                }
-            }
-            State::Csi(sequence) => {
-                if sequence.is_empty() {
-                    // The designator after ESC ( and friends.
-                    self.state = State::Ground;
-                    return;
-                }
-                sequence.push(c);
+            State::Escape => match c {
+                '[' => self.start_csi(),
+                ']' | 'P' | 'X' | '^' | '_' => self.state = State::Str,
+                // Two-byte sequences (ESC 7, ESC c, charset selection ...) are dropped; a
+                // charset designation takes one more character, dropped with it.
+                '(' | ')' | '*' | '+' | '#' | '%' => self.state = State::Designator,
+                _ => self.state = State::Ground,
+            },
+            State::Designator => self.state = State::Ground,
+            State::Csi => {
+                self.sequence.push(c);
                 if ('\u{40}'..='\u{7e}').contains(&c) {
+                    let sequence = &self.sequence;
                     let is_sgr = c == 'm'
                         && sequence[2..sequence.len() - 1]
                             .chars()
                             .all(|p| p.is_ascii_digit() || p == ';');
                     if self.keep_colours && is_sgr {
-                        let sequence = std::mem::take(sequence);
+                        let sequence = std::mem::take(&mut self.sequence);
                         self.emit(&sequence, out);
+                        self.sequence = sequence;
                     }
                     self.state = State::Ground;
-                } else if !(('\u{20}'..='\u{3f}').contains(&c)) || sequence.len() > 64 {
+                } else if !(('\u{20}'..='\u{3f}').contains(&c)) || self.sequence.len() > 64 {
                     // Not a well-formed CSI: drop it.
                     self.state = State::Ground;
                 }
@@ -182,6 +218,20 @@ impl Sanitizer {
 }
 
 impl Sanitizer {
+    /// Starts a CSI sequence in the reused buffer.
+    fn start_csi(&mut self) {
+        self.sequence.clear();
+        self.sequence.push_str("\u{1b}[");
+        self.state = State::Csi;
+    }
+
+    /// The same place in the same sequence (positions in the output aside).
+    fn same_state(&self, other: &Self) -> bool {
+        self.state == other.state
+            && self.keep_colours == other.keep_colours
+            && (self.state != State::Csi || self.sequence == other.sequence)
+    }
+
     /// Writes display text: appended, or over the current line after a carriage return.
     fn emit(&mut self, text: &str, out: &mut String) {
         let Some(mut at) = self.overwrite_at else {
@@ -214,6 +264,46 @@ impl Sanitizer {
     fn write_position(&self, out: &str) -> usize {
         self.overwrite_at.unwrap_or(out.len())
     }
+}
+
+/// The length of the run at the start of `text` that the state machine, from the ground state
+/// with nothing to overwrite, would append unchanged: printable ASCII, newline and tab, and any
+/// other character that is neither a control nor one that may hide text ([`hides_text`], whose
+/// joiners depend on what precedes them and are left to the state machine).
+fn plain_prefix(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    // ASCII first, a byte at a time: the common case.
+    let ascii = bytes
+        .iter()
+        .position(|&b| !matches!(b, b' '..=b'~' | b'\n' | b'\t'))
+        .unwrap_or(bytes.len());
+    if ascii == bytes.len() || bytes[ascii].is_ascii() {
+        return ascii;
+    }
+    for (at, c) in text[ascii..].char_indices() {
+        let plain = if c.is_ascii() {
+            matches!(c, ' '..='~' | '\n' | '\t')
+        } else {
+            !c.is_control() && !may_hide_text(c)
+        };
+        if !plain {
+            return ascii + at;
+        }
+    }
+    text.len()
+}
+
+/// The characters [`hides_text`] may escape, whatever precedes them.
+fn may_hide_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{61c}'
+            | '\u{2060}'
+            | '\u{feff}'
+    )
 }
 
 /// `true` for a character that reorders or hides the text around it: BIDI embeddings, overrides,
@@ -256,6 +346,11 @@ pub struct TerminalText {
     scrollback: usize,
     /// Bytes of complete lines let go from the front.
     scrolled_out: u64,
+    /// Bytes at the front of `text` already let go but not yet removed: they are removed in
+    /// one move once they reach a quarter of the scrollback, not a few lines at a time (which
+    /// moved the whole scrollback for every chunk). Positions into the text are positions in
+    /// `text`, this prefix included.
+    gone: usize,
     /// Set by `finish` when it showed an unfinished code point as U+FFFD: where it was written,
     /// the text it replaced from there (after a carriage return it overwrites), and the
     /// sanitizer's state before it.
@@ -271,6 +366,7 @@ impl Default for TerminalText {
             text: String::new(),
             scrollback: usize::MAX,
             scrolled_out: 0,
+            gone: 0,
             provisional: None,
         }
     }
@@ -278,13 +374,21 @@ impl Default for TerminalText {
 
 impl PartialEq for TerminalText {
     fn eq(&self, other: &Self) -> bool {
+        // Positions compared from the start of the text shown, whatever is still to be removed.
+        let view = |t: &Self| {
+            (
+                t.sanitizer.overwrite_at.map(|at| at - t.gone),
+                t.provisional
+                    .as_ref()
+                    .map(|(at, tail, _)| (*at - t.gone, tail.clone())),
+            )
+        };
         self.utf8 == other.utf8
-            && self.sanitizer == other.sanitizer
-            && self.text == other.text
+            && self.sanitizer.same_state(&other.sanitizer)
+            && self.text() == other.text()
             && self.scrollback == other.scrollback
             && self.scrolled_out == other.scrolled_out
-            && self.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
-                == other.provisional.as_ref().map(|(at, tail, _)| (*at, tail))
+            && view(self) == view(other)
     }
 }
 
@@ -314,20 +418,34 @@ impl TerminalText {
             self.text.push_str(&tail);
             self.sanitizer = sanitizer;
         }
+        // Whole code points in valid UTF-8 (the usual chunk) go to the sanitiser as they are;
+        // anything else is decoded into the scratch first.
+        if self.utf8.pending.is_empty() {
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                self.reserve(text.len());
+                self.sanitizer.feed(text, &mut self.text);
+                self.scroll();
+                return;
+            }
+        }
         self.decoded.clear();
         self.utf8.decode(bytes, &mut self.decoded);
-        // Grown by a sixty-fourth at a time, not doubled: a doubled buffer would hold up to
-        // twice the scrollback.
-        if self.text.capacity() - self.text.len() < self.decoded.len() {
-            let more = self.decoded.len().max(self.text.len() / 64);
-            self.text.reserve_exact(more);
-        }
+        self.reserve(self.decoded.len());
         self.sanitizer.feed(&self.decoded, &mut self.text);
         // The scratch is kept for the next chunk, unless a large one left it large.
         if self.decoded.capacity() > 64 * 1024 {
             self.decoded = String::new();
         }
         self.scroll();
+    }
+
+    /// Makes room for `incoming` more bytes of text, grown by a sixty-fourth at a time, not
+    /// doubled: a doubled buffer would hold up to twice the scrollback.
+    fn reserve(&mut self, incoming: usize) {
+        if self.text.capacity() - self.text.len() < incoming {
+            let more = incoming.max(self.text.len() / 64);
+            self.text.reserve_exact(more);
+        }
     }
 
     /// Lets the oldest complete lines go: the text keeps the fewest complete lines at its end
@@ -340,26 +458,37 @@ impl TerminalText {
         let Some(bound) = complete.checked_sub(self.scrollback) else {
             return;
         };
+        if bound <= self.gone {
+            return;
+        }
         // The last line start at or before `bound`: from there the complete lines still reach
         // the scrollback, and from the next one they would not.
         // Bytes, not a `str` slice: `bound` need not be a character boundary, and a newline
         // byte is never part of another character.
-        let cut = self.text.as_bytes()[..bound]
+        let cut = self.text.as_bytes()[self.gone..bound]
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(0, |newline| newline + 1);
-        if cut == 0 {
+            .map_or(self.gone, |newline| self.gone + newline + 1);
+        if cut == self.gone {
             return;
         }
+        self.scrolled_out += (cut - self.gone) as u64;
+        self.gone = cut;
+        if self.gone >= (self.scrollback / 4).max(4096) {
+            self.remove_gone();
+        }
+    }
+
+    /// Removes the bytes let go from the front of the buffer, and moves the positions into it.
+    fn remove_gone(&mut self) {
+        let cut = std::mem::take(&mut self.gone);
         self.text.drain(..cut);
-        self.scrolled_out += cut as u64;
         // A long line that went (or text the sanitiser grew past the room reserved for it) can
         // leave a buffer far larger than what is kept: give it back.
         let keep = self.text.len() + self.text.len() / 64;
         if self.text.capacity() > 2 * keep.max(4096) {
             self.text.shrink_to(keep);
         }
-        // Positions in the current line move with it.
         if let Some(at) = &mut self.sanitizer.overwrite_at {
             *at -= cut;
         }
@@ -373,7 +502,7 @@ impl TerminalText {
 
     /// The safe text so far (with a scrollback, its end).
     pub fn text(&self) -> &str {
-        &self.text
+        &self.text[self.gone..]
     }
 
     /// Bytes of complete lines the scrollback let go from the front of the text.
@@ -406,221 +535,4 @@ impl TerminalText {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn transcript(chunks: &[&[u8]], keep_colours: bool) -> String {
-        let mut text = TerminalText::new(keep_colours);
-        for chunk in chunks {
-            text.push(chunk);
-        }
-        text.text().to_owned()
-    }
-
-    #[test]
-    fn split_code_points_are_joined_and_invalid_bytes_replaced() {
-        assert_eq!(
-            transcript(&[b"caf\xc3", b"\xa9 \xf0\x9f", b"\x98\x80!"], false),
-            "café 😀!"
-        );
-        assert_eq!(transcript(&[b"a\xffb\x80c"], false), "a\u{fffd}b\u{fffd}c");
-        let mut decoder = Utf8Decoder::default();
-        let mut out = String::new();
-        decoder.decode(b"x\xe2\x82", &mut out);
-        decoder.finish(&mut out);
-        assert_eq!(out, "x\u{fffd}");
-    }
-
-    /// Seeded random terminal byte streams, cut into random chunks: the text never depends on the
-    /// chunking, and it never holds ESC, a C1 control, another control character but `\n` and
-    /// `\t`, or a character that reorders text.
-    #[test]
-    fn chunking_never_changes_the_text_and_the_text_is_always_safe() {
-        const PIECES: &[&[u8]] = &[
-            b"plain ",
-            b"\n",
-            b"\r",
-            b"\t",
-            b"\x1b",
-            b"[",
-            b"31m",
-            b"]0;",
-            b"\x07",
-            b"\\",
-            b"P",
-            b"\x18",
-            b"\x1a",
-            b"\xc2\x9b",
-            b"\xc2\x9d",
-            b"\xc2\x9c",
-            b"\xe2\x80\xae",
-            b"\xe2\x80\x8d",
-            b"\xf0\x9f\x98",
-            b"\x80",
-            b"\xff",
-            b"caf\xc3\xa9",
-            b"\x00",
-            b"\x7f",
-        ];
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |below: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            usize::try_from(state >> 33).unwrap_or(0) % below
-        };
-        for round in 0..2000 {
-            let mut bytes = Vec::new();
-            for _ in 0..1 + next(30) {
-                bytes.extend_from_slice(PIECES[next(PIECES.len())]);
-            }
-            for keep_colours in [false, true] {
-                let mut whole = TerminalText::new(keep_colours);
-                whole.push(&bytes);
-                let scrollback = next(12);
-                let mut chunked = TerminalText::new(keep_colours).with_scrollback(scrollback);
-                let mut rest = bytes.as_slice();
-                while !rest.is_empty() {
-                    let (chunk, tail) = rest.split_at(1 + next(rest.len()));
-                    chunked.push(chunk);
-                    if next(4) == 0 {
-                        chunked.finish();
-                    }
-                    rest = tail;
-                }
-                // Ended, each of them: a finish midway is taken back by the bytes after it.
-                chunked.finish();
-                whole.finish();
-                // With a scrollback the text is the unbounded text but the complete lines that
-                // went, whatever the chunking.
-                let kept = usize::try_from(chunked.scrolled_out()).unwrap_or(usize::MAX);
-                let expected = whole.text().get(kept..).unwrap_or_default();
-                assert_eq!(chunked.text(), expected, "round {round}: {bytes:?}");
-                let mut once = TerminalText::new(keep_colours).with_scrollback(scrollback);
-                once.push(&bytes);
-                once.finish();
-                assert_eq!(chunked, once, "round {round}: {bytes:?}");
-                let bad = |c: char| {
-                    (c.is_control() && c != '\n' && c != '\t' && !(keep_colours && c == '\u{1b}'))
-                        || ('\u{80}'..='\u{9f}').contains(&c)
-                        || hides_text(c, "")
-                };
-                let text = whole.text();
-                for (i, c) in text.char_indices() {
-                    // A joiner is kept only where the rule keeps it: after non-ASCII text.
-                    let allowed_joiner =
-                        matches!(c, '\u{200c}' | '\u{200d}') && !hides_text(c, &text[..i]);
-                    assert!(
-                        !bad(c) || allowed_joiner,
-                        "round {round}: {c:?} in {text:?} from {bytes:?}"
-                    );
-                }
-                if keep_colours {
-                    // Only whole SGR sequences pass: every ESC starts `ESC [ digits ; m`.
-                    for (i, _) in whole.text().match_indices('\u{1b}') {
-                        let after = &whole.text()[i + 1..];
-                        let end = after.find('m').expect("an SGR ends with m");
-                        assert!(after.starts_with('['), "round {round}");
-                        assert!(after[1..end]
-                            .chars()
-                            .all(|c| c.is_ascii_digit() || c == ';'));
-                    }
-                } else {
-                    assert!(!whole.text().contains('\u{1b}'), "round {round}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_carriage_return_rewrites_the_line_as_a_terminal_would() {
-        assert_eq!(transcript(&[b"10%\r20%\r30%\n"], false), "30%\n");
-        assert_eq!(transcript(&[b"abcdef\rXY"], false), "XYcdef");
-        assert_eq!(transcript(&[b"one\r\ntwo\r\n"], false), "one\ntwo\n");
-        assert_eq!(
-            transcript(&[b"done\n", b"sp\x1b[31moofed\r", b"ok"], false),
-            "done\nokoofed"
-        );
-        assert_eq!(transcript(&["caf\u{e9}\rX".as_bytes()], false), "Xaf\u{e9}");
-        // Chunking does not matter.
-        assert_eq!(transcript(&[b"abc", b"\r", b"X"], false), "Xbc");
-        // No carriage return ever reaches the text.
-        assert!(!transcript(&[b"a\rb\r"], false).contains('\r'));
-    }
-
-    #[test]
-    fn can_sub_and_a_new_escape_end_a_control_string() {
-        // An OSC that never ends must not swallow what follows CAN, SUB or a new sequence.
-        assert_eq!(transcript(&[b"\x1b]0;title", b"\x18after"], false), "after");
-        assert_eq!(transcript(&[b"\x1b]0;title\x1aafter"], false), "after");
-        assert_eq!(transcript(&[b"\x1bPdcs\x1b[31mafter"], false), "after");
-        assert_eq!(transcript(&[b"\x1b[31\x18after"], false), "after");
-        // ST still ends a string.
-        assert_eq!(transcript(&[b"\x1b]0;t\x1b\\after"], false), "after");
-    }
-
-    #[test]
-    fn bidi_and_invisible_characters_are_shown_escaped() {
-        let text = transcript(
-            &["safe \u{202e}txt.exe\u{202c} a\u{200b}b \u{feff}".as_bytes()],
-            false,
-        );
-        assert_eq!(text, "safe <U+202E>txt.exe<U+202C> a<U+200B>b <U+FEFF>");
-        // A joiner inside an emoji sequence stays; one between ASCII letters does not.
-        let family = "\u{1f468}\u{200d}\u{1f469}";
-        assert_eq!(transcript(&[family.as_bytes()], false), family);
-        assert_eq!(transcript(&["a\u{200d}b".as_bytes()], false), "a<U+200D>b");
-    }
-
-    #[test]
-    fn the_scrollback_keeps_the_fewest_complete_lines_that_reach_it_and_the_current_line() {
-        let mut text = TerminalText::new(false).with_scrollback(6);
-        text.push(b"one\ntwo\nthree\nfou");
-        assert_eq!(text.text(), "three\nfou");
-        assert_eq!(text.scrolled_out(), 8);
-        // A carriage return still rewrites the current line.
-        text.push(b"\rFOUR\n");
-        assert_eq!(text.text(), "three\nFOUR\n");
-        text.push(b"x\n");
-        assert_eq!(text.text(), "FOUR\nx\n");
-        assert_eq!(text.scrolled_out(), 14);
-        // A line longer than the scrollback is kept whole while it is the last one.
-        text.push(b"a very long line\n");
-        assert_eq!(text.text(), "a very long line\n");
-        // Once a long line has gone, its buffer goes with it.
-        text.push(&vec![b'y'; 1 << 20]);
-        text.push(b"\nabcdefg\n");
-        assert_eq!(text.text(), "abcdefg\n");
-        assert!(text.heap_bytes() < 64 * 1024, "{}", text.heap_bytes());
-    }
-
-    #[test]
-    fn a_finish_is_taken_back_by_later_bytes() {
-        let mut text = TerminalText::new(false);
-        text.push(b"caf\xc3");
-        text.finish();
-        assert_eq!(text.text(), "caf\u{fffd}");
-        text.push(b"\xa9!");
-        assert_eq!(text.text(), "caf\u{e9}!");
-        let mut whole = TerminalText::new(false);
-        whole.push(b"caf\xc3\xa9!");
-        assert_eq!(text, whole, "the same bytes, the same state");
-    }
-
-    #[test]
-    fn control_sequences_are_stripped_even_across_chunks() {
-        let chunks: &[&[u8]] = &[
-            b"\x1b]0;evil title\x07one ",
-            b"\x1b]52;c;aGVsbG8=\x1b\\two ",
-            b"\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\ ",
-            b"\x1bPq#0;2;0;0;0\x1b\\three ",
-            b"\x1b[2J\x1b[10;5H\x1b[2",
-            b"Afour\x1b[31mred\x1b[0m\n",
-        ];
-        assert_eq!(transcript(chunks, false), "one two link three fourred\n");
-        assert_eq!(
-            transcript(chunks, true),
-            "one two link three four\x1b[31mred\x1b[0m\n"
-        );
-    }
-}
+mod tests;

@@ -118,15 +118,24 @@ impl Terminal {
     /// end of the output is the end of the stream (an unfinished code point shows as U+FFFD), as
     /// it is when the status comes after the output.
     pub(crate) fn append(&mut self, data: &str) -> Result<(), BadOutput> {
-        let bytes = self.decode(data)?;
-        self.transcript.push(&bytes);
+        // Decoded straight onto the end of the bytes, then read from there: one copy.
+        let start = self.output.len();
         // Grown by a sixty-fourth at a time, not doubled: the bytes are most of a terminal's
         // memory, and a doubled buffer would hold up to twice them.
-        if self.output.capacity() - self.output.len() < bytes.len() {
-            self.output
-                .reserve_exact(bytes.len().max(self.output.len() / 64));
+        let incoming = base64::decoded_len_estimate(data.len());
+        if self.output.capacity() - start < incoming {
+            self.output.reserve_exact(incoming.max(start / 64));
         }
-        self.output.extend_from_slice(&bytes);
+        if let Err(err) =
+            base64::engine::general_purpose::STANDARD.decode_vec(data, &mut self.output)
+        {
+            self.output.truncate(start);
+            return Err(BadOutput {
+                terminal_id: self.terminal_id.to_string(),
+                reason: err.to_string(),
+            });
+        }
+        self.transcript.push(&self.output[start..]);
         if self.has_exited() {
             self.transcript.finish();
         }
