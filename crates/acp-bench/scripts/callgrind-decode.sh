@@ -6,19 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 cargo bench -p acp-bench --bench decode_corpus_count --no-run 2>/dev/null
 bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/decode_corpus_count-* | grep -v '\.d$' | head -1)
-count() { # mode category passes -> total instructions
-    local out
-    out=$(mktemp)
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$1" "$2" "$3" >/dev/null 2>&1
-    callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
-    rm -f "$out"
-}
-per_pass() { # mode category -> instructions of one pass
-    local a b
-    a=$(count "$1" "$2" 1)
-    b=$(count "$1" "$2" 3)
-    echo $(( (b - a) / 2 ))
-}
+# shellcheck source=callgrind-common.sh
+source "crates/acp-bench/scripts/callgrind-common.sh"
 categories=("$@")
 [ ${#categories[@]} -eq 0 ] && categories=(all chunks tools terminal plans state other unknown)
 printf '%-9s %12s %12s %12s %8s %8s %12s %12s %8s\n' category ignored value typed \

@@ -6,19 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 cargo bench -p acp-bench --bench terminal_text_count --no-run 2>/dev/null
 bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/terminal_text_count-* | grep -v '\.d$' | head -1)
-count() { # mode kind passes -> total instructions
-    local out
-    out=$(mktemp)
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$1" "$2" "$3" >/dev/null 2>&1
-    callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
-    rm -f "$out"
-}
-per_pass() { # mode kind -> instructions of one pass (1 MiB of output)
-    local a b
-    a=$(count "$1" "$2" 1)
-    b=$(count "$1" "$2" 3)
-    echo $(( (b - a) / 2 ))
-}
+# shellcheck source=callgrind-common.sh
+source "crates/acp-bench/scripts/callgrind-common.sh"
 kinds=("$@")
 [ ${#kinds[@]} -eq 0 ] && kinds=(plain colours utf8)
 printf '%-8s %14s %14s %12s %12s %10s\n' kind decode reduce dec/byte red/byte red/dec
