@@ -122,8 +122,8 @@ impl Sanitizer {
     /// Feeds decoded text, appending what is safe to display to `out`.
     ///
     /// Outside any sequence, and with no carriage return pending, a run of characters shown as
-    /// they are (printable text, newlines and tabs; see [`plain_prefix`]) is appended in one
-    /// copy, so only the rest goes through the state machine one character at a time.
+    /// they are (printable text that cannot hide other text, newlines and tabs) is appended in
+    /// one copy, so only the rest goes through the state machine one character at a time.
     pub fn feed(&mut self, text: &str, out: &mut String) {
         let mut rest = text;
         while !rest.is_empty() {
