@@ -293,7 +293,8 @@ fn plain_prefix(text: &str) -> usize {
     text.len()
 }
 
-/// The characters [`hides_text`] may escape, whatever precedes them.
+/// The characters [`hides_text`] may escape: all of them always but the two joiners, which
+/// depend on what precedes them.
 fn may_hide_text(c: char) -> bool {
     matches!(
         c,
@@ -311,15 +312,11 @@ fn may_hide_text(c: char) -> bool {
 /// unless it follows non-ASCII text (an emoji or a script sequence, where it belongs).
 fn hides_text(c: char, out: &str) -> bool {
     match c {
-        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
-            true
-        }
-        '\u{200b}' | '\u{2060}' | '\u{feff}' => true,
         '\u{200c}' | '\u{200d}' => !out
             .chars()
             .next_back()
             .is_some_and(|prev| !prev.is_ascii() && !prev.is_whitespace() && !prev.is_control()),
-        _ => false,
+        c => may_hide_text(c),
     }
 }
 
@@ -375,14 +372,14 @@ impl Default for TerminalText {
 impl PartialEq for TerminalText {
     fn eq(&self, other: &Self) -> bool {
         // Positions compared from the start of the text shown, whatever is still to be removed.
-        let view = |t: &Self| {
+        fn view(t: &TerminalText) -> (Option<usize>, Option<(usize, &str)>) {
             (
                 t.sanitizer.overwrite_at.map(|at| at - t.gone),
                 t.provisional
                     .as_ref()
-                    .map(|(at, tail, _)| (*at - t.gone, tail.clone())),
+                    .map(|(at, tail, _)| (*at - t.gone, tail.as_str())),
             )
-        };
+        }
         self.utf8 == other.utf8
             && self.sanitizer.same_state(&other.sanitizer)
             && self.text() == other.text()

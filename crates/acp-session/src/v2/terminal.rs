@@ -126,14 +126,9 @@ impl Terminal {
         if self.output.capacity() - start < incoming {
             self.output.reserve_exact(incoming.max(start / 64));
         }
-        if let Err(err) =
-            base64::engine::general_purpose::STANDARD.decode_vec(data, &mut self.output)
-        {
+        if let Err(err) = decode_onto(&self.terminal_id, data, &mut self.output) {
             self.output.truncate(start);
-            return Err(BadOutput {
-                terminal_id: self.terminal_id.to_string(),
-                reason: err.to_string(),
-            });
+            return Err(err);
         }
         self.transcript.push(&self.output[start..]);
         if self.has_exited() {
@@ -149,13 +144,21 @@ impl Terminal {
     }
 
     fn decode(&self, data: &str) -> Result<Vec<u8>, BadOutput> {
-        base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .map_err(|err| BadOutput {
-                terminal_id: self.terminal_id.to_string(),
-                reason: err.to_string(),
-            })
+        let mut bytes = Vec::new();
+        decode_onto(&self.terminal_id, data, &mut bytes)?;
+        Ok(bytes)
     }
+}
+
+/// Decodes the base64 `data` of a terminal's output onto the end of `out` (which may hold part
+/// of it on error).
+fn decode_onto(terminal_id: &TerminalId, data: &str, out: &mut Vec<u8>) -> Result<(), BadOutput> {
+    base64::engine::general_purpose::STANDARD
+        .decode_vec(data, out)
+        .map_err(|err| BadOutput {
+            terminal_id: terminal_id.to_string(),
+            reason: err.to_string(),
+        })
 }
 
 fn as_base64<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
