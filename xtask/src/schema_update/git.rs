@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{
-    install, run_command, write_provenance, Installed, Provenance, Source, TempDir, SCHEMA_FILES,
+    install, run_command, run_for_bytes, write, write_provenance, Installed, Provenance, Source,
+    TempDir, SCHEMA_FILES,
 };
 
 /// Refreshes `schema/` under `workspace_root` from `rev` of the repository `repo`.
@@ -94,28 +95,11 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 
 /// The bytes of `path` at `commit`.
 fn show(dir: &Path, commit: &str, path: &str) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .arg("-C")
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
-        .args(["show", &format!("{commit}:{path}")])
-        .output()
-        .map_err(|e| format!("cannot run git: {e} (is it installed and on PATH?)"))?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(format!(
-            "{path} at {commit}: {}",
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        ))
-    }
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .args(["show", &format!("{commit}:{path}")]);
+    run_for_bytes(&mut cmd)
 }
 
 #[cfg(test)]

@@ -468,17 +468,36 @@ fn sha256(path: &Path) -> Result<String, String> {
 
 /// Copies `src` to `dest`, creating `dest`'s directory when needed.
 fn copy(src: &Path, dest: &Path) -> Result<(), String> {
-    if let Some(parent) = dest.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
+    make_parent(dest)?;
     fs::copy(src, dest)
         .map(drop)
         .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), dest.display()))
 }
 
+/// Writes `bytes` to `path`, creating its directory when needed.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    make_parent(path)?;
+    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Creates the directory `path` goes in, when it has one.
+fn make_parent(path: &Path) -> Result<(), String> {
+    match path.parent() {
+        Some(parent) => fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display())),
+        None => Ok(()),
+    }
+}
+
 /// Runs a command to completion; its stdout on success, a message with its stderr otherwise.
 fn run_command(cmd: &mut Command) -> Result<String, String> {
+    let shown = format!("{cmd:?}");
+    let stdout = run_for_bytes(cmd)?;
+    String::from_utf8(stdout).map_err(|e| format!("{shown} printed non-UTF-8 output: {e}"))
+}
+
+/// [`run_command`] for output that need not be text.
+fn run_for_bytes(cmd: &mut Command) -> Result<Vec<u8>, String> {
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()
@@ -490,7 +509,7 @@ fn run_command(cmd: &mut Command) -> Result<String, String> {
             String::from_utf8_lossy(&out.stderr).trim_end()
         ));
     }
-    String::from_utf8(out.stdout).map_err(|e| format!("{shown} printed non-UTF-8 output: {e}"))
+    Ok(out.stdout)
 }
 
 /// A fresh directory under the system temp dir, removed on drop.
