@@ -70,6 +70,8 @@ pub(crate) struct Holds {
     pub(crate) cancelled_by_peer: std::sync::atomic::AtomicBool,
     /// Notification lines to write after the answer ([`RequestContext::notify_after_answer`]).
     pub(crate) after_answer: Mutex<Vec<String>>,
+    /// Fires once the answer (and what follows it) is queued, or the request ended without one.
+    pub(crate) answered: CancellationToken,
 }
 
 impl Holds {
@@ -133,6 +135,14 @@ impl RequestContext {
         );
         lock(&self.holds.after_answer).push(line);
         Ok(())
+    }
+
+    /// Resolves once this request's answer is queued for the peer (with the notifications queued
+    /// to follow it), or the request has ended without one: what a forwarder waits for before
+    /// passing on a notification its source sent after the answer it is forwarding.
+    pub fn answered(&self) -> impl Future<Output = ()> + Send + 'static {
+        let answered = self.holds.answered.clone();
+        async move { answered.cancelled().await }
     }
 
     /// Gives back this request's slot of

@@ -115,6 +115,8 @@ pub(super) async fn start_request<H: Handler>(
     let connection = connection.clone();
     shared.tasks.spawn(
         async move {
+            // Fires when this task ends, the answer queued or not.
+            let _answered = holds_after.answered.clone().drop_guard();
             let (outcome, barrier_done) = run(
                 &connection,
                 handler,
