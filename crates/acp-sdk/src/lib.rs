@@ -5,6 +5,9 @@
 //! - [`agent`]: implement [`Agent`] once, in protocol-neutral terms, and [`serve`] it (or
 //!   [`serve_stdio`]); [`Server`] serves it to many connections.
 //! - [`client`]: [`Client::spawn`] an agent or [`Client::connect`] to one.
+//! - [`proxy`]: implement [`proxy::Proxy`] (every hook forwards by default) and serve it as a
+//!   component of a proxy chain.
+//! - [`conductor`]: run a chain of proxies and an agent as one agent ([`conductor::Conductor`]).
 //! - [`store`]: where served sessions are kept ([`store::SessionStore`]; in memory, or with the
 //!   `sqlite` feature in a SQLite file, so they survive restarts).
 //! - [`validate`]: the checks of session parameters (absolute paths, MCP server configurations)
@@ -12,7 +15,9 @@
 
 pub mod agent;
 pub mod client;
+pub mod conductor;
 mod content;
+pub mod proxy;
 pub mod store;
 pub mod time;
 pub mod validate;
