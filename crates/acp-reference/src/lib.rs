@@ -7,6 +7,8 @@
 //!   (sessions, list, resume and load with replay, close, delete, cancellation, validation,
 //!   authentication), and its turns run the script on the SDK's `Turn`, which carries it as v2
 //!   upserts or as v1's `tool_call` + `tool_call_update` (terminals shown as text).
+//! - [`proxy`]: the reference proxies (a pass-through, a prompt context, a permission policy)
+//!   on the SDK's proxy role.
 //! - [`client`]: a client that launches the agent as a subprocess, drives a full session, folds
 //!   every `session/update` into [`acp_session::v2::SessionState`] and checks that a resume with
 //!   replay rebuilds the same state; [`render`] prints that state.
@@ -21,6 +23,7 @@ pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod drive;
+pub mod proxy;
 pub mod render;
 pub mod script;
 pub use acp_sdk::validate;

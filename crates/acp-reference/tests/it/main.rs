@@ -3,6 +3,7 @@
 
 mod adversarial;
 mod adversarial_v1;
+mod chain;
 mod common;
 mod demo;
 mod hygiene;
