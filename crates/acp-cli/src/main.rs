@@ -24,9 +24,11 @@ macro_rules! note {
 }
 
 mod auth;
+mod chain_trace;
 mod chat;
 mod check;
 mod classify;
+mod conductor;
 mod decode;
 mod fold;
 mod interactive;
@@ -52,7 +54,7 @@ impl Command {
             Command::Chat { agent, .. }
             | Command::Sessions { agent, .. }
             | Command::Check { agent, .. } => !agent.is_empty(),
-            Command::Serve { .. } | Command::Proxy { .. } => true,
+            Command::Serve { .. } | Command::Proxy { .. } | Command::Conductor { .. } => true,
             _ => false,
         }
     }
@@ -236,6 +238,26 @@ enum Command {
         /// The agent and its arguments.
         #[arg(last = true, required = true, value_name = "AGENT")]
         agent: Vec<String>,
+    },
+    /// Run a proxy chain as one agent on stdio: `acp conductor "PROXY ARGS"... "AGENT ARGS"`.
+    ///
+    /// Each component is one command line (split as a shell would, without running one). The
+    /// proxies are initialized as proxies (the schema's `proxy/initialize`, or the extension
+    /// dialect's flagged `initialize` for one that does not know it), the last component as the
+    /// agent; when the editor leaves, a signal comes or a component exits, every component is
+    /// stopped (exit 0, 128 + the signal, or 1 naming the component).
+    Conductor {
+        /// Write every line of every link to FILE (NDJSON, as `acp proxy --record`, each entry
+        /// naming its link): `acp decode` and `acp lint` read it, envelopes unwrapped.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Initialize proxies in this dialect only: `schema` (`proxy/initialize`,
+        /// `proxy/successor`) or `extension` (`_meta.proxy`, `_proxy/successor/*`).
+        #[arg(long, value_parser = ["schema", "extension"])]
+        dialect: Option<String>,
+        /// The components, proxies first, the agent last.
+        #[arg(required = true, value_name = "COMPONENT")]
+        components: Vec<String>,
     },
     /// Classify and decode each line of a transcript or of plain JSON-RPC lines.
     Decode {
@@ -435,6 +457,11 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             )
             .await
         }
+        Command::Conductor {
+            trace,
+            dialect,
+            components,
+        } => conductor::run(&components, trace.as_deref(), dialect.as_deref()).await,
         Command::Decode {
             protocol,
             unstable,
@@ -443,14 +470,18 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
         } => {
             let surface = surface(unstable)?;
             let lines = read_lines(&file)?;
-            let failures = decode::run(
-                &lines,
-                version(protocol.as_deref()),
-                surface,
-                json,
-                &mut std::io::stdout(),
-            )
-            .map_err(|err| CliError::Io(err.to_string()))?;
+            let mut failures = 0;
+            for conversation in chain_trace::conversations(&lines) {
+                heading(&conversation, json);
+                failures += decode::run(
+                    &conversation.lines,
+                    version(protocol.as_deref()),
+                    surface,
+                    json,
+                    &mut std::io::stdout(),
+                )
+                .map_err(|err| CliError::Io(err.to_string()))?;
+            }
             Ok(i32::from(failures > 0))
         }
         Command::Lint {
@@ -471,15 +502,20 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             };
             let surface = surface(unstable)?;
             let lines = read_lines(&file)?;
-            let violations = lint::run(
-                &lines,
-                version(protocol.as_deref()),
-                surface,
-                json,
-                &mut std::io::stdout(),
-            )
-            .map_err(|err| CliError::Io(err.to_string()))?;
-            Ok(i32::from(!violations.is_empty()))
+            let mut violated = false;
+            for conversation in chain_trace::conversations(&lines) {
+                heading(&conversation, json);
+                let violations = lint::run(
+                    &conversation.lines,
+                    version(protocol.as_deref()),
+                    surface,
+                    json,
+                    &mut std::io::stdout(),
+                )
+                .map_err(|err| CliError::Io(err.to_string()))?;
+                violated |= !violations.is_empty();
+            }
+            Ok(i32::from(violated))
         }
         Command::Check {
             protocol,
@@ -534,6 +570,14 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             .map_err(|err| CliError::Io(err.to_string()))?;
             Ok(0)
         }
+    }
+}
+
+/// The heading of one conversation of a conductor's trace (none in JSON, or for a plain
+/// recording).
+fn heading(conversation: &chain_trace::Conversation, json: bool) {
+    if !json && !conversation.label.is_empty() {
+        println!("== {} ==", conversation.label);
     }
 }
 

@@ -40,6 +40,7 @@ impl Log {
                     bytes: line,
                     // When the line completed: the recording keeps each line's own time.
                     t_ms: crate::transcript::now_ms(),
+                    link: None,
                 });
             }
             rest = &rest[end + 1..];

@@ -24,12 +24,17 @@ pub struct Line {
     pub bytes: Vec<u8>,
     /// When it passed (milliseconds since the Unix epoch), when known.
     pub t_ms: Option<u64>,
+    /// The link it passed on, in a conductor's trace (0 the editor's, N the Nth component's).
+    pub link: Option<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
 struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     t_ms: Option<u64>,
+    /// The link of a conductor's trace: 0 the editor's, N the Nth component's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<usize>,
     from: EntrySide,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<String>,
@@ -79,6 +84,7 @@ fn unwrap(number: usize, bytes: Vec<u8>) -> Line {
                 from,
                 bytes: inner,
                 t_ms: entry.t_ms,
+                link: entry.link,
             };
         }
     }
@@ -87,6 +93,7 @@ fn unwrap(number: usize, bytes: Vec<u8>) -> Line {
         from: None,
         bytes,
         t_ms: None,
+        link: None,
     }
 }
 
@@ -100,6 +107,11 @@ pub fn now_ms() -> Option<u64> {
 
 /// The recording entry for `line` sent by `from` at `t_ms`, with its newline.
 pub fn entry(from: Side, line: &[u8], t_ms: Option<u64>) -> Vec<u8> {
+    entry_on(None, from, line, t_ms)
+}
+
+/// [`entry`] on a link of a conductor's trace.
+pub fn entry_on(link: Option<usize>, from: Side, line: &[u8], t_ms: Option<u64>) -> Vec<u8> {
     let from = match from {
         Side::Client => EntrySide::Client,
         Side::Agent => EntrySide::Agent,
@@ -107,12 +119,14 @@ pub fn entry(from: Side, line: &[u8], t_ms: Option<u64>) -> Vec<u8> {
     let entry = match std::str::from_utf8(line) {
         Ok(text) => Entry {
             t_ms,
+            link,
             from,
             line: Some(text.to_owned()),
             line_base64: None,
         },
         Err(_) => Entry {
             t_ms,
+            link,
             from,
             line: None,
             line_base64: Some(base64::engine::general_purpose::STANDARD.encode(line)),
@@ -138,7 +152,17 @@ impl Recorder {
 
     /// Records one line.
     pub fn record(&mut self, from: Side, line: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(&entry(from, line, now_ms()))?;
+        self.record_on(None, from, line)
+    }
+
+    /// Records one line of a link of a conductor's trace.
+    pub fn record_on(
+        &mut self,
+        link: Option<usize>,
+        from: Side,
+        line: &[u8],
+    ) -> std::io::Result<()> {
+        self.file.write_all(&entry_on(link, from, line, now_ms()))?;
         self.file.flush()
     }
 }

@@ -1,7 +1,7 @@
 //! Nothing `acp` starts outlives it: an agent that ignores SIGTERM, SIGHUP, SIGINT and the end
 //! of its stdin, and starts a grandchild that ignores them too, is gone (its whole process
-//! group) within 5 s of `acp chat`, `acp proxy` or `acp serve` being signalled, killed with
-//! `kill -9`, its connection ending, or its editor hanging up.
+//! group) within 5 s of `acp chat`, `acp proxy`, `acp conductor` or `acp serve` being
+//! signalled, killed with `kill -9`, its connection ending, or its editor hanging up.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use acp_testkit::processes::{exit_code, scratch, signal, stubborn_agent, KillOnDrop, Stubborn};
 
-use crate::common::ACP;
+use crate::common::{reference_proxy, ACP};
 
 fn stubborn() -> String {
     stubborn_agent().to_string_lossy().into_owned()
@@ -180,4 +180,76 @@ fn a_served_agent_goes_with_its_connection_and_with_the_server() {
     signal(&serve.0, "TERM");
     assert_eq!(exit_code(&mut serve.0), Some(143));
     agent.assert_gone_within_5s("acp serve after SIGTERM");
+}
+
+/// `acp chat` running a chain (`acp conductor PROXY AGENT`) whose agent never answers a prompt.
+fn hanging_chain(pids: &Path) -> Child {
+    let agent = format!("python3 {}", stubborn());
+    Command::new(ACP)
+        .args([
+            "chat",
+            "--prompt",
+            "hang",
+            "--",
+            ACP,
+            "conductor",
+            &reference_proxy(),
+            &agent,
+        ])
+        .env("STUBBORN_PIDS", pids)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("acp chat runs")
+}
+
+#[test]
+fn a_chain_leaves_no_component_behind_when_its_chat_is_killed_or_signalled() {
+    let dir = scratch("chain");
+    for name in ["TERM", "KILL"] {
+        let pids = dir.join(format!("{name}.pids"));
+        let mut chat = KillOnDrop(hanging_chain(&pids));
+        let agent = Stubborn::started(&pids);
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&chat.0, name);
+        let _ = chat.0.wait();
+        agent.assert_gone_within_5s(&format!("a chain after SIG{name} to its chat"));
+    }
+}
+
+#[test]
+fn a_conductor_whose_editor_hangs_up_stops_every_component_and_exits_0() {
+    let dir = scratch("conductor");
+    let pids = dir.join("eof.pids");
+    let agent = format!("python3 {}", stubborn());
+    let mut conductor = KillOnDrop(
+        Command::new(ACP)
+            .args(["conductor", &reference_proxy(), &agent])
+            .env("STUBBORN_PIDS", &pids)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("acp conductor runs"),
+    );
+    let mut stdin = conductor.0.stdin.take().expect("piped");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .expect("written");
+    let mut answer = String::new();
+    BufReader::new(conductor.0.stdout.take().expect("piped"))
+        .read_line(&mut answer)
+        .expect("the agent answers through the chain");
+    assert!(answer.contains(r#""protocolVersion": 1"#), "{answer}");
+    let agent = Stubborn::started(&pids);
+    drop(stdin);
+    assert_eq!(
+        exit_code(&mut conductor.0),
+        Some(0),
+        "the editor's EOF ends it"
+    );
+    agent.assert_gone_within_5s("acp conductor after the editor's EOF");
 }

@@ -1,6 +1,7 @@
 //! The crate's integration tests, in one binary (one link, one copy of the shared
 //! helpers); each module is one area.
 
+mod chain;
 mod cli;
 mod common;
 mod habits;
