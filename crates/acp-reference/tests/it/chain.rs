@@ -132,6 +132,60 @@ async fn a_prompt_crosses_zero_one_and_two_proxies_in_both_dialects() {
     }
 }
 
+/// A proxy that knows only the extension dialect (`-32601` to `proxy/initialize`) is initialized
+/// in it, beside ours in the schema's; prompts and permission requests cross both.
+#[tokio::test]
+async fn the_conductor_falls_back_to_the_extension_dialect_per_proxy() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/proxies/extension_proxy.py"
+    );
+    for (protocol, version) in VERSIONS {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let client = client(
+            vec![
+                command("python3", &[script]),
+                command(PROXY, &[]),
+                command(AGENT, &[]),
+            ],
+            None,
+            counting_permissions(protocol, asked.clone()),
+        )
+        .await;
+        assert_eq!(client.protocol_version(), version);
+        let session = client
+            .new_session(std::env::temp_dir())
+            .await
+            .expect("session/new");
+        let reply = within("echo", async {
+            session.prompt("hello").await.expect("prompt").text().await
+        })
+        .await
+        .expect("reply");
+        assert!(
+            reply.contains("[via extension proxy]"),
+            "v{version}: {reply}"
+        );
+        let outcome = within("permission", async {
+            session
+                .prompt("permission")
+                .await
+                .expect("prompt")
+                .outcome()
+                .await
+        })
+        .await
+        .expect("ends");
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "v{version}");
+        assert!(
+            outcome.text.contains("permission granted"),
+            "v{version}: {}",
+            outcome.text
+        );
+        client.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn permission_requests_cross_the_chain_or_are_answered_by_a_policy_proxy() {
     let policy = file("policy.txt", "# the build cache stays\nreject target\n");

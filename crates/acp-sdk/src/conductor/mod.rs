@@ -26,6 +26,7 @@ use tokio::process::Command;
 use acp_rpc::process::{AgentProcess, ProcessOptions, StderrMode, STOP_GRACE};
 use acp_rpc::{Connection, ConnectionOptions};
 
+use crate::proxy::gate::Gate;
 use crate::proxy::Dialect;
 use route::{Chain, ComponentSide, EditorSide, Hop};
 pub use tap::{Link, Trace, TracedLine};
@@ -46,6 +47,10 @@ pub struct ConductorOptions {
     pub stop_grace: Duration,
     /// Called with every line on every link, as it passes (`acp conductor --trace`).
     pub trace: Option<Trace>,
+    /// The longest a notification waits for the answer forwarded before it to be written
+    /// (see [`proxy`](crate::proxy)'s order rules). Default
+    /// [`ANSWER_ORDER_WAIT`](crate::proxy::ANSWER_ORDER_WAIT) (1 s).
+    pub answer_order_wait: Duration,
 }
 
 impl Default for ConductorOptions {
@@ -56,6 +61,7 @@ impl Default for ConductorOptions {
             stderr: StderrMode::Inherit,
             stop_grace: STOP_GRACE,
             trace: None,
+            answer_order_wait: crate::proxy::ANSWER_ORDER_WAIT,
         }
     }
 }
@@ -67,6 +73,7 @@ impl std::fmt::Debug for ConductorOptions {
             .field("stderr", &self.stderr)
             .field("stop_grace", &self.stop_grace)
             .field("trace", &self.trace.is_some())
+            .field("answer_order_wait", &self.answer_order_wait)
             .finish_non_exhaustive()
     }
 }
@@ -146,7 +153,7 @@ impl Conductor {
         let last = components.len() - 1;
         let chain = Arc::new(Chain {
             editor: OnceLock::new(),
-            editor_gate: Arc::default(),
+            editor_gate: Gate::new(options.answer_order_wait),
             hops: components
                 .iter()
                 .enumerate()
@@ -155,7 +162,7 @@ impl Conductor {
                     proxy: index < last,
                     connection: OnceLock::new(),
                     dialect: Mutex::new(None),
-                    gate: Arc::default(),
+                    gate: Gate::new(options.answer_order_wait),
                 })
                 .collect(),
             dialect: options.dialect,
@@ -165,10 +172,10 @@ impl Conductor {
             let process_options = ProcessOptions::default().stderr(options.stderr);
             let (process, stdout, stdin) = AgentProcess::spawn_with(command, process_options)
                 .map_err(|source| ConductorError::Spawn { name, source })?;
-            let link = Link::Component(index);
+            let tap = tap_of(&options, Link::Component(index));
             let (connection, _task) = Connection::spawn(
-                tap::reader(stdout, link, options.trace.clone()),
-                tap::writer(stdin, link, options.trace.clone()),
+                tap::reader(stdout, tap.clone()),
+                tap::writer(stdin, tap),
                 ComponentSide {
                     chain: chain.clone(),
                     index,
@@ -178,9 +185,10 @@ impl Conductor {
             let _ = chain.hops[index].connection.set(connection.clone());
             running.push((process, connection));
         }
+        let tap = tap_of(&options, Link::Editor);
         let (editor, _task) = Connection::spawn(
-            tap::reader(reader, Link::Editor, options.trace.clone()),
-            tap::writer(writer, Link::Editor, options.trace.clone()),
+            tap::reader(reader, tap.clone()),
+            tap::writer(writer, tap),
             EditorSide(chain.clone()),
             options.connection.clone(),
         );
@@ -208,6 +216,14 @@ impl Conductor {
             }),
             (None, _) => Ok(()),
         }
+    }
+}
+
+fn tap_of(options: &ConductorOptions, link: Link) -> tap::Tap {
+    tap::Tap {
+        link,
+        trace: options.trace.clone(),
+        max_line: options.connection.max_message_size,
     }
 }
 

@@ -33,18 +33,17 @@ pub struct TracedLine<'a> {
 /// called on the I/O path: it should be quick (append to a buffered file, say).
 pub type Trace = Arc<dyn Fn(TracedLine<'_>) + Send + Sync>;
 
-/// Cuts bytes into lines for the trace; the longest partial line kept is bounded, and a line
-/// beyond it is reported by its length.
+/// Cuts bytes into lines for the trace; a partial line is kept up to the connection's
+/// `max_message_size` (the longest line the connection takes), and a longer line is traced as
+/// a note saying so.
 struct Lines {
     link: Link,
     from_conductor: bool,
     trace: Trace,
     partial: Vec<u8>,
     overlong: bool,
+    max_line: usize,
 }
-
-/// The longest line traced whole (the connection's own bound is the real limit).
-const MAX_TRACED_LINE: usize = 64 << 20;
 
 impl Lines {
     fn feed(&mut self, bytes: &[u8]) {
@@ -55,7 +54,7 @@ impl Lines {
             } else {
                 piece
             };
-            if self.partial.len() + body.len() > MAX_TRACED_LINE {
+            if self.partial.len() + body.len() > self.max_line {
                 self.overlong = true;
                 self.partial = Vec::new();
             } else if !self.overlong {
@@ -65,7 +64,7 @@ impl Lines {
                 let mut line = std::mem::take(&mut self.partial);
                 if self.overlong {
                     line =
-                        format!("[a line over {MAX_TRACED_LINE} bytes, not traced]").into_bytes();
+                        format!("[a line over {} bytes, not traced]", self.max_line).into_bytes();
                 }
                 self.overlong = false;
                 if line.last() == Some(&b'\r') {
@@ -89,27 +88,36 @@ pub(super) struct Tapped<T> {
     lines: Option<Lines>,
 }
 
-fn tapped<T>(inner: T, link: Link, from_conductor: bool, trace: Option<Trace>) -> Tapped<T> {
+/// Where a tapped stream is: its link, its writer, the trace and the longest line kept.
+#[derive(Clone)]
+pub(super) struct Tap {
+    pub(super) link: Link,
+    pub(super) trace: Option<Trace>,
+    pub(super) max_line: usize,
+}
+
+fn tapped<T>(inner: T, tap: Tap, from_conductor: bool) -> Tapped<T> {
     Tapped {
         inner,
-        lines: trace.map(|trace| Lines {
-            link,
+        lines: tap.trace.map(|trace| Lines {
+            link: tap.link,
             from_conductor,
             trace,
             partial: Vec::new(),
             overlong: false,
+            max_line: tap.max_line,
         }),
     }
 }
 
-/// What the conductor reads on `link`.
-pub(super) fn reader<R>(inner: R, link: Link, trace: Option<Trace>) -> Tapped<R> {
-    tapped(inner, link, false, trace)
+/// What the conductor reads on a link.
+pub(super) fn reader<R>(inner: R, tap: Tap) -> Tapped<R> {
+    tapped(inner, tap, false)
 }
 
-/// What the conductor writes on `link`.
-pub(super) fn writer<W>(inner: W, link: Link, trace: Option<Trace>) -> Tapped<W> {
-    tapped(inner, link, true, trace)
+/// What the conductor writes on a link.
+pub(super) fn writer<W>(inner: W, tap: Tap) -> Tapped<W> {
+    tapped(inner, tap, true)
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Tapped<R> {
@@ -163,17 +171,27 @@ mod tests {
                 .expect("ok")
                 .push((line.link, line.from_conductor, line.line.to_vec()));
         });
-        let mut lines = tapped((), Link::Component(2), true, Some(trace))
-            .lines
-            .expect("ok");
+        let tap = Tap {
+            link: Link::Component(2),
+            trace: Some(trace),
+            max_line: 64,
+        };
+        let mut lines = tapped((), tap, true).lines.expect("ok");
         lines.feed(b"{\"a\"");
         lines.feed(b":1}\r\n\n{\"b\":2}\n{\"c\"");
+        lines.feed(&[b'x'; 100]);
+        lines.feed(b"\n");
         let seen = seen.lock().expect("ok");
         assert_eq!(
             *seen,
             [
                 (Link::Component(2), true, b"{\"a\":1}".to_vec()),
-                (Link::Component(2), true, b"{\"b\":2}".to_vec())
+                (Link::Component(2), true, b"{\"b\":2}".to_vec()),
+                (
+                    Link::Component(2),
+                    true,
+                    b"[a line over 64 bytes, not traced]".to_vec()
+                )
             ]
         );
     }

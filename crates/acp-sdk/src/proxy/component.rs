@@ -24,11 +24,11 @@ pub(super) struct Component<P> {
 }
 
 impl<P: Proxy> Component<P> {
-    pub(super) fn new(proxy: P) -> Self {
+    pub(super) fn new(proxy: P, answer_order_wait: std::time::Duration) -> Self {
         Self {
             proxy,
             dialect: Mutex::new(None),
-            gate: Arc::default(),
+            gate: Gate::new(answer_order_wait),
         }
     }
 

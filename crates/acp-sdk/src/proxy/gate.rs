@@ -8,9 +8,11 @@
 //! connection the answer goes out on is held until that answer is queued; a notification about
 //! to go out on that connection passes the gate first.
 //!
-//! A gate is passed within [`ANSWER_ORDER_WAIT`] whatever happens (a proxy hook that does slow
-//! work between the answer and its return delays the notifications behind it at most this
-//! long), and a hook that sends something else through its context lets its gate go at once.
+//! A gate is passed within its wait (`ProxyOptions::answer_order_wait`,
+//! `ConductorOptions::answer_order_wait`; [`ANSWER_ORDER_WAIT`] by default) whatever happens: a
+//! proxy hook that does slow work between the answer and its return delays the notifications
+//! behind it at most this long, and a hook that sends something else through its context lets
+//! its gate go at once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,15 +21,15 @@ use std::time::Duration;
 
 use acp_rpc::CancellationToken;
 
-/// The longest a notification waits for an answer before it to be queued.
+/// The default of the longest a notification waits for an answer before it to be queued.
 pub const ANSWER_ORDER_WAIT: Duration = Duration::from_secs(1);
 
 type Answered = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The answers being forwarded on one connection, which notifications wait for.
-#[derive(Default)]
 pub(crate) struct Gate {
     held: Mutex<Vec<(Answered, CancellationToken)>>,
+    wait: Duration,
 }
 
 impl std::fmt::Debug for Gate {
@@ -42,6 +44,14 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
+    /// A gate passed within `wait` at most.
+    pub(crate) fn new(wait: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            held: Mutex::default(),
+            wait,
+        })
+    }
+
     /// Holds the gate until `answered` resolves or `released` fires.
     pub(crate) fn hold(&self, answered: Answered, released: CancellationToken) {
         self.held
@@ -50,13 +60,13 @@ impl Gate {
             .push((answered, released));
     }
 
-    /// Waits (at most [`ANSWER_ORDER_WAIT`]) for every answer held so far to be queued.
+    /// Waits (at most its wait) for every answer held so far to be queued.
     pub(crate) async fn pass(&self) {
         let held = std::mem::take(&mut *self.held.lock().unwrap_or_else(PoisonError::into_inner));
         if held.is_empty() {
             return;
         }
-        let deadline = tokio::time::Instant::now() + ANSWER_ORDER_WAIT;
+        let deadline = tokio::time::Instant::now() + self.wait;
         for (answered, released) in held {
             let _ = tokio::time::timeout_at(deadline, async {
                 tokio::select! {

@@ -313,25 +313,44 @@ pub fn to_raw(value: &impl serde::Serialize) -> Result<Box<RawValue>, RpcError> 
     acp_rpc::result(value)
 }
 
+/// How a proxy serves its conductor.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProxyOptions {
+    /// The connection to the conductor (bounds in `docs/limits.md`).
+    pub connection: ConnectionOptions,
+    /// The longest a notification waits for the answer forwarded before it to be written
+    /// (see the module's order rules). Default [`ANSWER_ORDER_WAIT`] (1 s).
+    pub answer_order_wait: std::time::Duration,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        Self {
+            connection: ConnectionOptions::default(),
+            answer_order_wait: ANSWER_ORDER_WAIT,
+        }
+    }
+}
+
 /// Serves `proxy` on the connection to its conductor over `reader` and `writer`, until the
 /// conductor hangs up.
-pub async fn serve<P, R, W>(proxy: P, reader: R, writer: W, options: ConnectionOptions)
+pub async fn serve<P, R, W>(proxy: P, reader: R, writer: W, options: ProxyOptions)
 where
     P: Proxy,
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let (_connection, task) =
-        Connection::spawn(reader, writer, component::Component::new(proxy), options);
+    let component = component::Component::new(proxy, options.answer_order_wait);
+    let (_connection, task) = Connection::spawn(reader, writer, component, options.connection);
     let _ = task.await;
 }
 
-/// Serves `proxy` on this process's stdin and stdout (what a conductor spawns), until the
-/// conductor hangs up.
+/// Serves `proxy` on this process's stdin and stdout (what a conductor spawns) with the default
+/// options, until the conductor hangs up.
 pub async fn serve_stdio<P: Proxy>(proxy: P) -> std::io::Result<()> {
-    let (_connection, task) = acp_rpc::process::serve_stdio(
-        component::Component::new(proxy),
-        ConnectionOptions::default(),
-    );
+    let options = ProxyOptions::default();
+    let component = component::Component::new(proxy, options.answer_order_wait);
+    let (_connection, task) = acp_rpc::process::serve_stdio(component, options.connection);
     task.await.map_err(std::io::Error::other)
 }
