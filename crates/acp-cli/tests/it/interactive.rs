@@ -1,6 +1,6 @@
 //! `acp chat -- AGENT` as a person uses it, through a pseudo-terminal: type a prompt and see the
 //! streamed reply, answer a permission request with its option number, cancel a long turn with
-//! Ctrl-C, leave with `/quit`.
+//! Ctrl-C, leave with `/quit`; the same through a proxy chain (`acp conductor PROXY AGENT`).
 
 use std::process::Command;
 
@@ -8,16 +8,28 @@ use rexpect::session::spawn_command;
 
 use crate::common;
 
-use common::{reference_agent, ACP};
+use common::{reference_agent, reference_proxy, ACP};
 
 #[test]
 fn a_person_chats_answers_a_permission_and_cancels_with_ctrl_c() {
-    for protocol in ["1", "2"] {
+    let agent = format!("{} --step-delay-ms=1", reference_agent());
+    let direct: Vec<String> = agent.split(' ').map(str::to_owned).collect();
+    let chained = vec![
+        ACP.to_owned(),
+        "conductor".to_owned(),
+        reference_proxy(),
+        agent.clone(),
+    ];
+    for (protocol, agent) in [
+        ("1", &direct),
+        ("2", &direct),
+        ("1", &chained),
+        ("2", &chained),
+    ] {
         let mut command = Command::new(ACP);
         command
             .args(["chat", "--protocol", protocol, "--"])
-            .arg(reference_agent())
-            .arg("--step-delay-ms=1");
+            .args(agent);
         let mut chat = spawn_command(command, Some(15_000)).expect("acp chat starts");
         chat.exp_string(&format!("(protocol v{protocol}); /help for commands"))
             .expect("the banner");
