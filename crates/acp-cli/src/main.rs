@@ -469,20 +469,10 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             file,
         } => {
             let surface = surface(unstable)?;
-            let lines = read_lines(&file)?;
-            let mut failures = 0;
-            for conversation in chain_trace::conversations(&lines) {
-                heading(&conversation, json);
-                failures += decode::run(
-                    &conversation.lines,
-                    version(protocol.as_deref()),
-                    surface,
-                    json,
-                    &mut std::io::stdout(),
-                )
-                .map_err(|err| CliError::Io(err.to_string()))?;
-            }
-            Ok(i32::from(failures > 0))
+            let failures = per_conversation(&file, json, |lines, out| {
+                decode::run(lines, version(protocol.as_deref()), surface, json, out)
+            })?;
+            Ok(i32::from(failures.iter().any(|&n| n > 0)))
         }
         Command::Lint {
             protocol,
@@ -501,21 +491,10 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 return Err(CliError::Usage("give the transcript to check".into()));
             };
             let surface = surface(unstable)?;
-            let lines = read_lines(&file)?;
-            let mut violated = false;
-            for conversation in chain_trace::conversations(&lines) {
-                heading(&conversation, json);
-                let violations = lint::run(
-                    &conversation.lines,
-                    version(protocol.as_deref()),
-                    surface,
-                    json,
-                    &mut std::io::stdout(),
-                )
-                .map_err(|err| CliError::Io(err.to_string()))?;
-                violated |= !violations.is_empty();
-            }
-            Ok(i32::from(violated))
+            let violations = per_conversation(&file, json, |lines, out| {
+                lint::run(lines, version(protocol.as_deref()), surface, json, out)
+            })?;
+            Ok(i32::from(violations.iter().any(|v| !v.is_empty())))
         }
         Command::Check {
             protocol,
@@ -573,12 +552,25 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
     }
 }
 
-/// The heading of one conversation of a conductor's trace (none in JSON, or for a plain
-/// recording).
-fn heading(conversation: &chain_trace::Conversation, json: bool) {
-    if !json && !conversation.label.is_empty() {
-        println!("== {} ==", conversation.label);
+/// Runs `each` on every conversation of the recording at `file` (one, unless it is a
+/// conductor's trace), writing to stdout; a heading names each conversation of a trace (not in
+/// JSON).
+fn per_conversation<T>(
+    file: &PathBuf,
+    json: bool,
+    mut each: impl FnMut(&[transcript::Line], &mut dyn std::io::Write) -> std::io::Result<T>,
+) -> Result<Vec<T>, CliError> {
+    let lines = read_lines(file)?;
+    let mut out = std::io::stdout();
+    let mut results = Vec::new();
+    for conversation in chain_trace::conversations(&lines) {
+        if !json && !conversation.label.is_empty() {
+            println!("== {} ==", conversation.label);
+        }
+        let result = each(&conversation.lines, &mut out);
+        results.push(result.map_err(|err| CliError::Io(err.to_string()))?);
     }
+    Ok(results)
 }
 
 fn main() {

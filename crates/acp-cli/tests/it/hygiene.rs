@@ -96,16 +96,8 @@ fn a_proxy_whose_editor_hangs_up_stops_its_agent_and_exits_0() {
             .spawn()
             .expect("acp proxy runs"),
     );
-    let mut stdin = proxy.0.stdin.take().expect("piped");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
-    )
-    .expect("written");
-    let mut answer = String::new();
-    BufReader::new(proxy.0.stdout.take().expect("piped"))
-        .read_line(&mut answer)
-        .expect("the agent answers through the proxy");
+    let (stdin, answer) = initialize_through(&mut proxy.0);
+    assert!(answer.contains("protocolVersion"), "{answer}");
     let agent = Stubborn::started(&pids);
     drop(stdin);
     let started = Instant::now();
@@ -182,6 +174,22 @@ fn a_served_agent_goes_with_its_connection_and_with_the_server() {
     agent.assert_gone_within_5s("acp serve after SIGTERM");
 }
 
+/// Sends `initialize` on `editor`'s stdin and reads the first line of the answer through it;
+/// returns the stdin (to hang up by dropping it) and the line.
+fn initialize_through(editor: &mut Child) -> (std::process::ChildStdin, String) {
+    let mut stdin = editor.stdin.take().expect("piped");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .expect("written");
+    let mut answer = String::new();
+    BufReader::new(editor.stdout.take().expect("piped"))
+        .read_line(&mut answer)
+        .expect("the agent answers");
+    (stdin, answer)
+}
+
 /// `acp chat` running a chain (`acp conductor PROXY AGENT`) whose agent never answers a prompt.
 fn hanging_chain(pids: &Path) -> Child {
     let agent = format!("python3 {}", stubborn());
@@ -233,16 +241,7 @@ fn a_conductor_whose_editor_hangs_up_stops_every_component_and_exits_0() {
             .spawn()
             .expect("acp conductor runs"),
     );
-    let mut stdin = conductor.0.stdin.take().expect("piped");
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
-    )
-    .expect("written");
-    let mut answer = String::new();
-    BufReader::new(conductor.0.stdout.take().expect("piped"))
-        .read_line(&mut answer)
-        .expect("the agent answers through the chain");
+    let (stdin, answer) = initialize_through(&mut conductor.0);
     assert!(answer.contains(r#""protocolVersion": 1"#), "{answer}");
     let agent = Stubborn::started(&pids);
     drop(stdin);

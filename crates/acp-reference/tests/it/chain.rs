@@ -78,6 +78,15 @@ async fn client(
         .expect("the chain initializes")
 }
 
+/// Runs a turn of `text` to its end.
+async fn turn(session: &acp_sdk::client::ClientSession, text: &str) -> acp_sdk::client::Outcome {
+    within(text, async {
+        session.prompt(text).await.expect("prompt").outcome().await
+    })
+    .await
+    .expect("the turn ends")
+}
+
 fn counting_permissions(protocol: Protocol, asked: Arc<AtomicUsize>) -> ClientOptions {
     ClientOptions::new()
         .protocol(protocol)
@@ -166,16 +175,7 @@ async fn the_conductor_falls_back_to_the_extension_dialect_per_proxy() {
             reply.contains("[via extension proxy]"),
             "v{version}: {reply}"
         );
-        let outcome = within("permission", async {
-            session
-                .prompt("permission")
-                .await
-                .expect("prompt")
-                .outcome()
-                .await
-        })
-        .await
-        .expect("ends");
+        let outcome = turn(&session, "permission").await;
         assert_eq!(asked.load(Ordering::SeqCst), 1, "v{version}");
         assert!(
             outcome.text.contains("permission granted"),
@@ -202,16 +202,7 @@ async fn permission_requests_cross_the_chain_or_are_answered_by_a_policy_proxy()
                 .new_session(std::env::temp_dir())
                 .await
                 .expect("session/new");
-            let outcome = within("permission turn", async {
-                session
-                    .prompt("permission")
-                    .await
-                    .expect("prompt")
-                    .outcome()
-                    .await
-            })
-            .await
-            .expect("the turn ends");
+            let outcome = turn(&session, "permission").await;
             let what = format!("v{version} {proxy_args:?}");
             assert_eq!(asked.load(Ordering::SeqCst), editor_asked, "{what}");
             assert_eq!(outcome.stop_reason, StopReason::EndTurn, "{what}");
