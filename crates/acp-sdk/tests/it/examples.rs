@@ -60,3 +60,40 @@ async fn the_echo_agent_serves_v1_and_v2() {
         client.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn the_pass_through_proxy_example_runs_in_a_chain_before_the_echo_agent() {
+    use acp_sdk::conductor::Conductor;
+    for (protocol, version) in [(Protocol::V1, 1), (Protocol::V2, 2)] {
+        let (editor, conductor) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(conductor);
+        let chain = Conductor::new()
+            .component(
+                "proxy",
+                tokio::process::Command::new(example("pass_through_proxy")),
+            )
+            .component(
+                "proxy 2",
+                tokio::process::Command::new(example("pass_through_proxy")),
+            )
+            .component("agent", tokio::process::Command::new(example("echo_agent")));
+        let running = tokio::spawn(chain.serve(read, write));
+        let (read, write) = tokio::io::split(editor);
+        let client = Client::connect(read, write, ClientOptions::new().protocol(protocol))
+            .await
+            .expect("the chain initializes");
+        assert_eq!(client.protocol_version(), version);
+        let session = client
+            .new_session(std::env::temp_dir())
+            .await
+            .expect("session/new");
+        let reply = session.prompt("ping").await.expect("prompt").text().await;
+        assert_eq!(reply.expect("reply"), "You said: ping", "v{version}");
+        client.shutdown().await;
+        let ended = tokio::time::timeout(Duration::from_secs(10), running)
+            .await
+            .expect("the chain ends with its editor")
+            .expect("joins");
+        assert!(ended.is_ok(), "{ended:?}");
+    }
+}

@@ -10,4 +10,5 @@ mod examples;
 mod fake_v1_agents;
 mod ownership;
 mod persistence;
+mod proxy;
 mod v2_turns;
