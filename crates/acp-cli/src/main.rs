@@ -38,6 +38,7 @@ mod serve;
 mod sessions;
 mod tap;
 mod transcript;
+mod view;
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -319,6 +320,19 @@ enum Command {
         #[arg(last = true, required = true, value_name = "AGENT")]
         agent: Vec<String>,
     },
+    /// A recording (or a conductor's trace) as one self-contained HTML page: a sequence diagram
+    /// of its messages, grouped by session and turn, each expandable to its JSON, problems and
+    /// lint violations marked. `acp view FILE > trace.html`.
+    View {
+        /// Decode as this version instead of the one `initialize` negotiates.
+        #[arg(long, value_parser = ["1", "2"])]
+        protocol: Option<String>,
+        /// Decode against the schema's drafts too (`schema.unstable.json`).
+        #[arg(long)]
+        unstable: bool,
+        /// The file, or `-` for stdin.
+        file: PathBuf,
+    },
     /// The state of every session after a transcript, as a client would show it.
     Fold {
         /// Fold as this version instead of the one `initialize` negotiates.
@@ -530,6 +544,19 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                     Ok(signal.exit_code())
                 }
             }
+        }
+        Command::View {
+            protocol,
+            unstable,
+            file,
+        } => {
+            let surface = surface(unstable)?;
+            let lines = read_lines(&file)?;
+            let title = file.display().to_string();
+            let page = view::render(&title, &lines, version(protocol.as_deref()), surface);
+            std::io::Write::write_all(&mut std::io::stdout(), page.as_bytes())
+                .map_err(|err| CliError::Io(err.to_string()))?;
+            Ok(0)
         }
         Command::Fold {
             protocol,

@@ -10,7 +10,11 @@ use common::{reference_agent, ACP};
 
 /// Runs `acp chat --yes` with `prompts` against the reference agent behind `acp proxy
 /// --record`, over `protocol`; returns the recording.
-fn record_session(dir: &std::path::Path, protocol: &str, prompts: &[&str]) -> std::path::PathBuf {
+pub(crate) fn record_session(
+    dir: &std::path::Path,
+    protocol: &str,
+    prompts: &[&str],
+) -> std::path::PathBuf {
     let agent = reference_agent();
     let record = dir.join(format!("v{protocol}.ndjson"));
     let record_arg = record.to_string_lossy().into_owned();
