@@ -172,6 +172,27 @@ impl Connection {
         self.shared.closed.cancelled().await;
     }
 
+    /// Applies a `$/cancel_request` the peer sent in another form than itself (a proxy chain's
+    /// older form, wrapped in the successor envelope): `params` (`{"requestId": ...}`) names one
+    /// of the peer's requests on this connection, whose cancellation fires; an unknown or
+    /// finished id, or malformed params, are ignored, as for the plain notification.
+    pub fn cancel_from_peer(&self, params: Option<&RawValue>) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct CancelParams {
+            request_id: RequestId,
+        }
+        match crate::handler::params::<CancelParams>(params) {
+            Ok(params) => {
+                if let Some(request) = lock(&self.shared.incoming).get(&params.request_id) {
+                    tracing::debug!(id = %params.request_id, "cancel requested by the peer");
+                    request.cancel();
+                }
+            }
+            Err(err) => tracing::debug!(%err, "ignoring a malformed $/cancel_request"),
+        }
+    }
+
     /// Who the peer is ([`ConnectionOptions::principal`](crate::ConnectionOptions::principal)).
     pub fn principal(&self) -> &crate::Principal {
         &self.shared.options.principal

@@ -3,7 +3,10 @@ TypeScript conductors' proxies do: it refuses `proxy/initialize` (-32601), takes
 with `_meta.proxy: true` and echoes the flag, and reaches its successor through
 `_proxy/successor/request` / `_proxy/successor/notification`. It routes without state but the
 ids it is waiting on, so any number of messages may be in flight. It marks every prompt it
-forwards (a text block "[via extension proxy]") so a test can tell it was in the path."""
+forwards (a text block "[via extension proxy]") so a test can tell it was in the path. A
+`$/cancel_request` for a request it forwarded to its successor goes on in the older proxies'
+form (wrapped, naming its own envelope request); one for a request it forwarded to the client
+side, plain, naming its own request there."""
 
 import json
 import sys
@@ -28,7 +31,16 @@ for line in sys.stdin:
         continue
     message = json.loads(line)
     method, mid = message.get("method"), message.get("id")
-    if method == "proxy/initialize":
+    if method == "$/cancel_request":
+        wanted = message["params"]["requestId"]
+        for inner, (original, _) in list(down.items()):
+            if original == wanted:
+                cancel = {"method": "$/cancel_request", "params": {"requestId": inner}}
+                send({"method": NOTIFICATION, "params": cancel})
+        for inner, original in list(up.items()):
+            if original == wanted:
+                send({"method": "$/cancel_request", "params": {"requestId": inner}})
+    elif method == "proxy/initialize":
         send({"id": mid, "error": {"code": -32601, "message": "Method not found"}})
     elif method == REQUEST:  # from the successor, for the client side: plain
         inner = fresh("u")

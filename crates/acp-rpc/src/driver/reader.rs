@@ -3,17 +3,15 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
 
 use super::ordered::Ordered;
 use super::{batch, incoming, Reply};
-use crate::connection::{lock, Connection, CANCEL_REQUEST};
+use crate::connection::{Connection, CANCEL_REQUEST};
 use crate::error::RpcError;
 use crate::framing::{Frame, FrameReader};
 use crate::handler::Handler;
-use crate::id::RequestId;
 use crate::message::{self, error_response, Entry, Incoming, Message, Notification, Response};
 use crate::order::Lane;
 
@@ -173,18 +171,5 @@ impl<H: Handler> Dispatch<'_, H> {
 /// handler whatever the handlers are doing; unknown or finished ids are ignored, as the protocol
 /// requires.
 fn cancel_incoming(connection: &Connection, notification: &Notification) {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct CancelParams {
-        request_id: RequestId,
-    }
-    match crate::handler::params::<CancelParams>(notification.params.as_deref()) {
-        Ok(params) => {
-            if let Some(request) = lock(&connection.shared.incoming).get(&params.request_id) {
-                tracing::debug!(id = %params.request_id, "cancel requested by the peer");
-                request.cancel();
-            }
-        }
-        Err(err) => tracing::debug!(%err, "ignoring a malformed $/cancel_request"),
-    }
+    connection.cancel_from_peer(notification.params.as_deref());
 }

@@ -327,9 +327,20 @@ impl Handler for ComponentSide {
         self.chain.forward(target, request, &cx).await
     }
 
-    async fn handle_notification(&self, notification: Notification, _: &Connection) {
+    async fn handle_notification(&self, notification: Notification, connection: &Connection) {
         let proxy = self.chain.hops[self.index].proxy;
-        let routed = if proxy && Dialect::of_notification_envelope(&notification.method).is_some() {
+        let enveloped = proxy && Dialect::of_notification_envelope(&notification.method).is_some();
+        if enveloped {
+            if let Ok(inner) = dialect::unwrap_notification(&notification) {
+                if inner.method == acp_rpc::CANCEL_REQUEST {
+                    // The older proxies' form: the proxy cancels one of its own envelope
+                    // requests on this link (cancellation is hop by hop, never forwarded).
+                    connection.cancel_from_peer(inner.params.as_deref());
+                    return;
+                }
+            }
+        }
+        let routed = if enveloped {
             dialect::unwrap_notification(&notification)
                 .and_then(|inner| Ok((inner, self.chain.down(self.index + 1)?)))
         } else {

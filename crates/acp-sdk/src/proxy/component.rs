@@ -124,6 +124,14 @@ impl<P: Proxy> Handler for Component<P> {
         };
         if Dialect::of_notification_envelope(&notification.method).is_some() {
             match dialect::unwrap_notification(&notification) {
+                Ok(inner) if inner.method == acp_rpc::CANCEL_REQUEST => {
+                    // Cancellation is hop by hop: a wrapped one (a conductor that does not
+                    // translate ids) names a request of another link, never one of this link's.
+                    tracing::warn!(
+                        "a `$/cancel_request` wrapped in a successor envelope names a request of \
+                         another link: not passed on"
+                    );
+                }
                 Ok(inner) => {
                     let context = self.context(Direction::ToClient, dialect, connection, None);
                     self.proxy.agent_notification(inner, context).await;

@@ -123,16 +123,50 @@ impl Handler for FakeConductor {
     }
 }
 
+/// Everything the proxy wrote, as read by the fake conductor.
+type Wire = Arc<Mutex<Vec<u8>>>;
+
+/// A reader keeping a copy of what it reads.
+struct Copying<R> {
+    inner: R,
+    copy: Wire,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Copying<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled()[before..].to_vec();
+        self.copy.lock().expect("copy").extend_from_slice(&read);
+        polled
+    }
+}
+
 /// A proxy served in memory, and the fake conductor's connection to it.
 fn serve<P: Proxy>(proxy: P) -> (Connection, Seen) {
+    let (connection, seen, _) = serve_copying(proxy);
+    (connection, seen)
+}
+
+/// [`serve`], with a copy of every byte the proxy writes.
+fn serve_copying<P: Proxy>(proxy: P) -> (Connection, Seen, Wire) {
     let (conductor_io, proxy_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(proxy_io);
     tokio::spawn(proxy::serve(proxy, read, write, ProxyOptions::default()));
     let seen = Seen::default();
+    let wire = Wire::default();
     let (read, write) = tokio::io::split(conductor_io);
+    let read = Copying {
+        inner: read,
+        copy: wire.clone(),
+    };
     let handler = FakeConductor { seen: seen.clone() };
     let (connection, _) = Connection::spawn(read, write, handler, ConnectionOptions::default());
-    (connection, seen)
+    (connection, seen, wire)
 }
 
 async fn call(
@@ -237,4 +271,35 @@ async fn a_proxy_refuses_what_comes_before_its_initialization_and_malformed_enve
             .expect_err("malformed");
         assert_eq!(err.code(), acp_rpc::codes::INVALID_PARAMS, "{err}");
     }
+}
+
+/// A `$/cancel_request` that arrives wrapped (a conductor that does not translate ids names a
+/// request of another link) is not passed on: its id means nothing on this link, and could
+/// name another request there (the schema: receivers match it only against requests they
+/// received from its sender).
+#[tokio::test]
+async fn a_wrapped_cancel_request_is_not_passed_on_with_another_links_id() {
+    let (conductor, _, wire) = serve_copying(Counting::default());
+    call(
+        &conductor,
+        "proxy/initialize",
+        json!({"protocolVersion": 1}),
+    )
+    .await
+    .expect("initialized");
+    let cancel = json!({"method": "$/cancel_request", "params": {"requestId": 1}});
+    conductor
+        .notify_raw(
+            "proxy/successor",
+            Some(proxy::to_raw(&cancel).expect("json")),
+        )
+        .await
+        .expect("sent");
+    // Messages from one side keep their order: once this answer is back, the cancel was handled.
+    call(&conductor, "session/prompt", prompt("a"))
+        .await
+        .expect("prompt");
+    let wire = String::from_utf8(wire.lock().expect("wire").clone()).expect("UTF-8");
+    assert!(wire.contains("session/prompt"), "{wire}");
+    assert!(!wire.contains("$/cancel_request"), "{wire}");
 }
