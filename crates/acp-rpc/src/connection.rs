@@ -225,12 +225,14 @@ impl Connection {
             .map_err(|_| Error::ConnectionClosed)
     }
 
-    /// Sends a notification with raw params.
+    /// Sends a notification with raw params (with the current span's trace context in its
+    /// `_meta` when one is recorded: [`trace_context`](crate::trace_context)).
     pub async fn notify_raw(
         &self,
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), Error> {
+        let params = crate::trace_context::inject(params, &tracing::Span::current());
         self.send_line(notification_line(method, params)).await
     }
 
@@ -282,7 +284,8 @@ impl Connection {
         options: RequestOptions,
     ) -> Result<PendingRequest, Error> {
         let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let span = tracing::debug_span!("acp_rpc.request", %id, method);
+        let span = crate::spans::outgoing(&id, method, params.as_deref(), self);
+        let params = crate::trace_context::inject(params, &span);
         let in_flight = self.register(id.clone(), options.on_answer.clone())?;
         let line = Message::Request(Request {
             id,
@@ -333,7 +336,8 @@ impl Connection {
         }
         let mut lines = Vec::with_capacity(items.len());
         let mut waiting = Vec::with_capacity(items.len());
-        for item in items {
+        for mut item in items {
+            item.params = crate::trace_context::inject(item.params, &tracing::Span::current());
             if item.notification {
                 lines.push(
                     Message::Notification(Notification {
@@ -424,10 +428,15 @@ impl PendingRequest {
     /// Waits for the answer (within the request's timeout, honouring its cancellation).
     pub async fn answer(self) -> Result<Box<RawValue>, Error> {
         let default_timeout = self.in_flight.connection.shared.options.request_timeout;
-        self.in_flight
+        let answer = self
+            .in_flight
             .wait(self.options, default_timeout)
-            .instrument(self.span)
-            .await
+            .instrument(self.span.clone())
+            .await;
+        if let Err(err) = &answer {
+            crate::spans::record_error(&self.span, err.code());
+        }
+        answer
     }
 }
 

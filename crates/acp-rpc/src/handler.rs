@@ -129,10 +129,12 @@ impl RequestContext {
         &self,
         params: &N,
     ) -> Result<(), crate::Error> {
-        let line = crate::connection::notification_line(
-            N::METHOD,
+        // In the trace of the handler queuing it (it is written later, outside any span).
+        let params = crate::trace_context::inject(
             Some(crate::connection::encode(params)?),
+            &tracing::Span::current(),
         );
+        let line = crate::connection::notification_line(N::METHOD, params);
         lock(&self.holds.after_answer).push(line);
         Ok(())
     }

@@ -9,6 +9,8 @@
 //! - [`Handler`]: what serves the peer's messages.
 //! - [`negotiate`]: the `initialize` handshake, serving v1 and v2 from one binary.
 //! - [`process`]: stdio and agent subprocesses.
+//! - [`trace_context`]: W3C trace context in `_meta`, and one span per message (named after its
+//!   method, with the OpenTelemetry RPC and GenAI attributes) on both sides.
 //!
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -27,6 +29,8 @@ pub mod order;
 mod outbox;
 mod principal;
 pub mod process;
+mod spans;
+pub mod trace_context;
 
 pub use connection::{BatchItem, Connection, PendingRequest, CANCEL_REQUEST};
 pub use error::{codes, Error, ErrorKind, RpcError};

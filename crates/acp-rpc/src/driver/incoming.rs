@@ -109,7 +109,13 @@ pub(super) async fn start_request<H: Handler>(
         connection: connection.clone(),
         holds,
     };
-    let span = tracing::debug_span!("acp_rpc.incoming", %id, method = %request.method, arrival);
+    let span = crate::spans::incoming(
+        &id,
+        &request.method,
+        request.params.as_deref(),
+        connection,
+        arrival,
+    );
     let holds_after = cx.holds.clone();
     let handler = handler.clone();
     let connection = connection.clone();
@@ -127,6 +133,9 @@ pub(super) async fn start_request<H: Handler>(
             )
             .await;
             lock(&connection.shared.incoming).remove(&id);
+            if let Err(err) = &outcome {
+                crate::spans::record_error(&tracing::Span::current(), err.code);
+            }
             let message = Message::Response(Response {
                 id: Some(id),
                 outcome,
@@ -278,7 +287,7 @@ pub(super) async fn start_notification<H: Handler>(
         return;
     };
     let admission = shared.sequencer.admit(arrival, lane);
-    let span = tracing::debug_span!("acp_rpc.notification", method = %notification.method, arrival);
+    let span = crate::spans::notification(&notification, Some(arrival));
     let handler = handler.clone();
     let connection = connection.clone();
     shared.tasks.spawn(

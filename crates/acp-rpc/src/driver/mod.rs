@@ -52,7 +52,9 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
     H: Handler,
 {
-    let span = tracing::info_span!("acp_rpc.connection");
+    // At trace level: a connection lasts as long as the process, and exported as a span it would
+    // be a trace of its own for every message's span to sit in.
+    let span = tracing::trace_span!("acp_rpc.connection");
     let writer_task = tokio::spawn({
         let connection = connection.clone();
         async move {

@@ -28,8 +28,7 @@ pub(super) async fn run<H: Handler>(
     while let Some((arrival, item)) = queue.recv().await {
         match item {
             Ordered::Notification(notification) => {
-                let span =
-                    tracing::debug_span!("acp_rpc.notification", method = %notification.method);
+                let span = crate::spans::notification(&notification, None);
                 handler
                     .handle_notification(notification, &connection)
                     .instrument(span)
