@@ -10,6 +10,7 @@
 //! - [`conductor`]: run a chain of proxies and an agent as one agent ([`conductor::Conductor`]).
 //! - [`store`]: where served sessions are kept ([`store::SessionStore`]; in memory, or with the
 //!   `sqlite` feature in a SQLite file, so they survive restarts).
+//! - `telemetry` (feature `otel`): the spans exported over OTLP, trace context in `_meta`.
 //! - [`validate`]: the checks of session parameters (absolute paths, MCP server configurations)
 //!   both sides share.
 
@@ -19,6 +20,9 @@ pub mod conductor;
 mod content;
 pub mod proxy;
 pub mod store;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod telemetry;
 pub mod time;
 pub mod validate;
 

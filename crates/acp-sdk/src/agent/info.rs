@@ -272,6 +272,17 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Its wire name (`end_turn`, ...), the same in both versions.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::MaxTurnRequests => "max_turn_requests",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+
     pub(crate) fn to_v1(self) -> acp_v1::StopReason {
         match self {
             StopReason::EndTurn => acp_v1::StopReason::EndTurn,

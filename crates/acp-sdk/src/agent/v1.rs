@@ -26,6 +26,7 @@ use acp_v1::{
     SessionNotification, SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 use serde_json::value::RawValue;
+use tracing::Instrument;
 
 use super::client_services::{ClientFs, ClientTerminals};
 use super::info::{ConfigCategory, ConfigOption};
@@ -33,6 +34,7 @@ use super::journal::Journal;
 use super::registry::{attached_elsewhere, lock, normalise, not_found, Entry, V1Wire, Wire};
 use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
+use super::turn::TurnSpans;
 use super::v1_history::V1History;
 use super::v2::set_checked;
 use super::{Agent, SessionSetup, Turn};
@@ -581,11 +583,15 @@ impl<A: Agent> V1Handler<A> {
                         )));
                     }
                 }
-                let mut turn = Turn::v1(turn, history.clone(), fs, terminals);
+                let spans = TurnSpans::new(&shared.agent.info().name, state_entry.id.as_str(), 1);
+                let span = spans.span().clone();
+                let mut turn = Turn::v1(turn, history.clone(), (fs, terminals), spans);
                 let reason = shared
                     .agent
                     .prompt(&state_entry.state, &mut turn, prompt)
+                    .instrument(span)
                     .await;
+                turn.finish_spans(reason.as_ref().map_or("error", |r| r.as_str()));
                 // The end of a turn is a use (the idle timeout counts from it), and what it sent
                 // is kept before the answer goes out.
                 shared.v1.touch(&state_entry);

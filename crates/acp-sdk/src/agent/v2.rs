@@ -26,11 +26,13 @@ use acp_v2::{
     SetSessionConfigOptionRequestType, SetSessionConfigOptionResponse,
 };
 use serde_json::value::RawValue;
+use tracing::Instrument;
 
 use super::journal::{Journal, V2Recorder};
 use super::registry::{attached_elsewhere, normalise, not_found, Entry, Wire};
 use super::server::{Peer, Shared};
 use super::sessions::{check_prompt_size, config_values, reapply_config, Kept};
+use super::turn::TurnSpans;
 use super::{Agent, SessionSetup, Turn};
 use crate::store::{ListQuery, SessionRecord};
 use crate::validate;
@@ -475,11 +477,13 @@ impl<A: Agent> V2Handler<A> {
         let shared = self.shared.clone();
         let prompt = req.prompt;
         // The turn runs on its own: the response goes out now, and the next held prompt begins
-        // when this turn has ended.
-        tokio::spawn(async move {
+        // when this turn has ended. Its span is a child of this request's.
+        let spans = TurnSpans::new(&shared.agent.info().name, entry.id.as_str(), 2);
+        let span = spans.span().clone();
+        let task = async move {
             let cancellation = turn.cancellation().clone();
             let grace = shared.options.cancel_grace;
-            let mut turn = Turn::v2(turn);
+            let mut turn = Turn::v2(turn, spans);
             // A turn that ignores its cancellation is dropped after the grace.
             let result = tokio::select! {
                 result = shared.agent.prompt(&entry.state, &mut turn, prompt) => result,
@@ -488,6 +492,7 @@ impl<A: Agent> V2Handler<A> {
                     Ok(super::StopReason::Cancelled)
                 }
             };
+            turn.finish_spans(result.as_ref().map_or("error", |r| r.as_str()));
             let reason = match result {
                 Ok(reason) => reason.to_v2(),
                 Err(err) => {
@@ -502,7 +507,8 @@ impl<A: Agent> V2Handler<A> {
             }
             shared.v2.touch(&entry);
             compact_if_large(&shared, &entry).await;
-        });
+        };
+        tokio::spawn(task.instrument(span));
         acp_rpc::result(&PromptResponse::new(message_id))
     }
 }

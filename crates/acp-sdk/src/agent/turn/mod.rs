@@ -9,6 +9,7 @@
 //! it (v1 terminals are the client's), one `plan`, no `cancelled` statuses, and every update is
 //! logged for `session/load`.
 
+mod spans;
 mod v1;
 mod v2;
 
@@ -22,6 +23,7 @@ use acp_session::Permission;
 
 use super::client_services::{ClientFs, ClientTerminals};
 use super::v1_history::V1History;
+pub(crate) use spans::TurnSpans;
 use v1::V1Turn;
 use v2::V2Turn;
 
@@ -29,6 +31,8 @@ use v2::V2Turn;
 pub struct Turn {
     session_id: String,
     inner: Inner,
+    /// Its spans, until it ends.
+    spans: Option<TurnSpans>,
 }
 
 impl std::fmt::Debug for Turn {
@@ -49,19 +53,29 @@ impl Turn {
     pub(crate) fn v1(
         turn: acp_session::v1::agent::Turn,
         history: Arc<Mutex<V1History>>,
-        fs: Option<ClientFs>,
-        terminals: Option<ClientTerminals>,
+        services: (Option<ClientFs>, Option<ClientTerminals>),
+        spans: TurnSpans,
     ) -> Self {
+        let (fs, terminals) = services;
         Self {
             session_id: turn.session_id().to_string(),
             inner: Inner::V1(V1Turn::new(turn, history, fs, terminals)),
+            spans: Some(spans),
         }
     }
 
-    pub(crate) fn v2(turn: acp_session::v2::agent::Turn) -> Self {
+    pub(crate) fn v2(turn: acp_session::v2::agent::Turn, spans: TurnSpans) -> Self {
         Self {
             session_id: turn.session_id().to_string(),
             inner: Inner::V2(V2Turn::new(turn)),
+            spans: Some(spans),
+        }
+    }
+
+    /// Ends the turn's spans with its stop reason.
+    pub(crate) fn finish_spans(&mut self, stop_reason: &str) {
+        if let Some(spans) = self.spans.take() {
+            spans.finish(stop_reason);
         }
     }
 
@@ -223,6 +237,9 @@ impl Turn {
 
     /// Reports one event.
     pub async fn emit(&mut self, event: TurnEvent) -> Result<(), Error> {
+        if let Some(spans) = &mut self.spans {
+            spans.event(&event);
+        }
         match &mut self.inner {
             Inner::V1(v1) => v1.emit(event).await,
             Inner::V2(v2) => v2.emit(event).await,
