@@ -49,6 +49,30 @@ use clap::{Parser, Subcommand};
 use crate::classify::Surface;
 
 impl Command {
+    /// The command's name, as typed (`chat`, `conductor`, ...).
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Chat { .. } => "chat",
+            Command::Sessions { .. } => "sessions",
+            Command::Check { .. } => "check",
+            Command::Serve { .. } => "serve",
+            Command::Proxy { .. } => "proxy",
+            Command::Conductor { .. } => "conductor",
+            Command::Decode { .. } => "decode",
+            Command::Lint { .. } => "lint",
+            Command::View { .. } => "view",
+            Command::Fold { .. } => "fold",
+        }
+    }
+
+    /// `true` for the commands that talk to an agent as its client.
+    fn is_client(&self) -> bool {
+        matches!(
+            self,
+            Command::Chat { .. } | Command::Sessions { .. } | Command::Check { .. }
+        )
+    }
+
     /// `true` for the commands that start agent processes.
     fn starts_agents(&self) -> bool {
         match self {
@@ -623,7 +647,17 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let code = match runtime.block_on(run(cli)) {
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set, a client command's run is one trace: every message's
+    // span under the command's, the agents' under the messages that reach them. A serving
+    // command (`conductor`, `proxy`, `serve`) has no root: its spans join the traces of the
+    // messages it is given.
+    let telemetry = acp_sdk::telemetry::init("acp");
+    let span = if cli.command.is_client() {
+        tracing::info_span!("acp", otel.name = %format_args!("acp {}", cli.command.name()))
+    } else {
+        tracing::Span::none()
+    };
+    let code = match runtime.block_on(tracing::Instrument::instrument(run(cli), span)) {
         Ok(code) => code,
         Err(err) => {
             note!("acp: error: {err}");
@@ -635,5 +669,7 @@ fn main() {
     };
     // Background tasks (the proxy's stdin reader) must not keep the process alive.
     runtime.shutdown_background();
+    // Every span sent before the process goes.
+    telemetry.shutdown();
     std::process::exit(code);
 }

@@ -7,3 +7,4 @@ mod common;
 mod habits;
 mod hygiene;
 mod interactive;
+mod telemetry;

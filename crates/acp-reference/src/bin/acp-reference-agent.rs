@@ -10,12 +10,13 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() {
+    acp_sdk::telemetry::start("acp-reference-agent");
     let args = AgentArgs::parse();
     let server = match acp_reference::server(args.options(), &args.keeping()) {
         Ok(server) => server,
         Err(err) => {
             eprintln!("acp-reference-agent: {err}");
-            std::process::exit(1);
+            exit(1);
         }
     };
     if let Some(addr) = args.listen {
@@ -27,17 +28,25 @@ async fn main() {
             Ok(credentials) => credentials,
             Err(err) => {
                 eprintln!("acp-reference-agent: {err}");
-                std::process::exit(2);
+                exit(2);
             }
         };
         if let Err(err) = acp_reference::serve_listen(server, addr, &credentials).await {
             eprintln!("acp-reference-agent: cannot serve on {addr}: {err}");
-            std::process::exit(1);
+            exit(1);
         }
+        acp_sdk::telemetry::finish();
         return;
     }
     if let Err(err) = acp_reference::serve_stdio(server).await {
         eprintln!("acp-reference-agent: the connection task failed: {err}");
-        std::process::exit(1);
+        exit(1);
     }
+    acp_sdk::telemetry::finish();
+}
+
+/// Exits with `code` once every span is sent.
+fn exit(code: i32) -> ! {
+    acp_sdk::telemetry::finish();
+    std::process::exit(code)
 }

@@ -79,6 +79,11 @@ fn main() {
     }
     let mut argv: Vec<String> = std::env::args().collect();
     let serve_agent = argv.get(1).is_some_and(|arg| arg == SERVE_AGENT);
+    acp_sdk::telemetry::start(if serve_agent {
+        "acp-reference-agent"
+    } else {
+        "acp-reference-client"
+    });
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
     if serve_agent {
         argv.remove(1);
@@ -92,8 +97,9 @@ fn main() {
             });
         if let Err(err) = served {
             eprintln!("acp-reference-client (agent): {err}");
-            std::process::exit(1);
+            exit(1);
         }
+        acp_sdk::telemetry::finish();
         return;
     }
     let args = ClientArgs::parse_from(argv);
@@ -110,7 +116,7 @@ fn main() {
             eprintln!(
                 "acp-reference-client: give an agent (`--agent CMD [ARGS...]` or `--url URL`) or `--self-test`"
             );
-            std::process::exit(2);
+            exit(2);
         }
         let options = DriveOptions {
             command: args.agent.clone(),
@@ -145,11 +151,14 @@ fn main() {
         };
         let mut stdout = std::io::stdout();
         match runtime.block_on(or_signal(drive(&options, &mut stdout))) {
-            Ok(report) if report.passed() => return,
-            Ok(_) => std::process::exit(1),
+            Ok(report) if report.passed() => {
+                acp_sdk::telemetry::finish();
+                return;
+            }
+            Ok(_) => exit(1),
             Err(err) => {
                 eprintln!("acp-reference-client: cannot write the output: {err}");
-                std::process::exit(1);
+                exit(1);
             }
         }
     }
@@ -157,7 +166,7 @@ fn main() {
         Ok(agent) => agent,
         Err(err) => {
             eprintln!("acp-reference-client: error: {err}");
-            std::process::exit(2);
+            exit(2);
         }
     };
     let options = DemoOptions {
@@ -169,8 +178,15 @@ fn main() {
     let mut stdout = std::io::stdout();
     if let Err(err) = runtime.block_on(or_signal(run_demo(&options, &mut stdout))) {
         eprintln!("acp-reference-client: error: {err}");
-        std::process::exit(1);
+        exit(1);
     }
+    acp_sdk::telemetry::finish();
+}
+
+/// Exits with `code` once every span is sent.
+fn exit(code: i32) -> ! {
+    acp_sdk::telemetry::finish();
+    std::process::exit(code)
 }
 
 /// Runs `work`, unless SIGINT, SIGTERM or SIGHUP comes first: then every agent this process
@@ -188,7 +204,7 @@ async fn or_signal<T>(work: impl std::future::Future<Output = T>) -> T {
         done = work => done,
         signal = signals => {
             acp_rpc::process::stop_all(STOP_GRACE).await;
-            std::process::exit(signal.exit_code());
+            exit(signal.exit_code());
         }
     }
 }

@@ -24,11 +24,12 @@ struct Args {
 
 #[tokio::main]
 async fn main() {
+    acp_sdk::telemetry::start("acp-reference-proxy");
     let args = Args::parse();
     let read = |path: &PathBuf| {
         std::fs::read_to_string(path).unwrap_or_else(|err| {
             eprintln!("acp-reference-proxy: cannot read {}: {err}", path.display());
-            std::process::exit(2);
+            exit(2);
         })
     };
     let served = match (&args.context, &args.policy) {
@@ -37,13 +38,20 @@ async fn main() {
             Ok(policy) => acp_sdk::proxy::serve_stdio(policy).await,
             Err(err) => {
                 eprintln!("acp-reference-proxy: {}: {err}", path.display());
-                std::process::exit(2);
+                exit(2);
             }
         },
         (None, None) => acp_sdk::proxy::serve_stdio(PassThrough).await,
     };
     if let Err(err) = served {
         eprintln!("acp-reference-proxy: the connection task failed: {err}");
-        std::process::exit(1);
+        exit(1);
     }
+    acp_sdk::telemetry::finish();
+}
+
+/// Exits with `code` once every span is sent.
+fn exit(code: i32) -> ! {
+    acp_sdk::telemetry::finish();
+    std::process::exit(code)
 }
