@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per request round trip, acp-rpc beside agent-client-protocol 5.2, counted by
 # callgrind (repeatable whatever the machine's load). Usage: crates/acp-bench/scripts/callgrind-roundtrip.sh
+# With WITH_OTEL=1 it also counts acp-rs with OpenTelemetry export on (spans recorded, trace
+# context in _meta, batches sent to a closed loopback port) and prints the cost of the spans.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 cargo bench -p acp-bench --bench rpc_roundtrip_count --no-run 2>/dev/null
@@ -15,7 +17,12 @@ count() { # peer n -> total instructions
 small=200
 large=2200
 declare -A per
-for peer in acp-rs acp-rs-typed official; do
+peers="acp-rs acp-rs-typed official"
+if [ "${WITH_OTEL:-0}" = 1 ]; then
+    peers="$peers acp-rs-otel acp-rs-typed-otel"
+    export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+fi
+for peer in $peers; do
     a=$(count "$peer" "$small")
     b=$(count "$peer" "$large")
     per[$peer]=$(( (b - a) / (large - small) ))
@@ -23,3 +30,7 @@ for peer in acp-rs acp-rs-typed official; do
 done
 awk -v r="${per[acp-rs]}" -v t="${per[acp-rs-typed]}" -v o="${per[official]}" \
     'BEGIN { printf "ratio official / acp-rs: raw %.2fx, typed %.2fx\n", o / r, o / t }'
+if [ "${WITH_OTEL:-0}" = 1 ]; then
+    awk -v r="${per[acp-rs]}" -v t="${per[acp-rs-typed]}" -v ro="${per[acp-rs-otel]}" -v to="${per[acp-rs-typed-otel]}" \
+        'BEGIN { printf "export on / off: raw %.2fx, typed %.2fx\n", ro / r, to / t }'
+fi
