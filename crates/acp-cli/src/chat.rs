@@ -37,6 +37,8 @@ pub struct ChatOptions {
     pub services: LocalServices,
     /// Where a spawned agent's stderr goes (appended); `None`: this process's stderr.
     pub agent_log: Option<PathBuf>,
+    /// OTLP settings for a spawned agent (`--telemetry`); `None`: it inherits this process's.
+    pub telemetry: Option<acp_sdk::client::AgentTelemetry>,
 }
 
 /// The chat's session: the one `--resume` names, with its history replayed into the state, or
@@ -167,6 +169,9 @@ async fn connect_any(
             .map_err(|err| CliError::Io(format!("the agent's log `{}`: {err}", path.display())))?;
         command.stderr(log);
         client_options = client_options.agent_stderr(StderrMode::AsConfigured);
+    }
+    if let Some(telemetry) = &options.telemetry {
+        client_options = client_options.agent_telemetry(telemetry.clone());
     }
     let client = Client::spawn(command, client_options)
         .await

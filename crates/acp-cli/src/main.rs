@@ -85,6 +85,29 @@ impl Command {
     }
 }
 
+/// What `--telemetry[=ENDPOINT]` passes to the agent: the endpoint given (with this process's
+/// protocol), or this process's settings.
+fn agent_telemetry(
+    flag: Option<&str>,
+) -> Result<Option<acp_sdk::client::AgentTelemetry>, CliError> {
+    use acp_sdk::client::AgentTelemetry;
+    match flag {
+        None => Ok(None),
+        Some("") => AgentTelemetry::from_env().map(Some).ok_or_else(|| {
+            CliError::Usage(
+                "--telemetry without an endpoint needs OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+            )
+        }),
+        Some(endpoint) => {
+            let mut settings = AgentTelemetry::new(endpoint);
+            if let Some(protocol) = AgentTelemetry::from_env().and_then(|s| s.protocol) {
+                settings = settings.protocol(protocol);
+            }
+            Ok(Some(settings))
+        }
+    }
+}
+
 /// What `--yes[=SCOPE]` grants.
 fn grant_of(flag: Option<&str>) -> Grant {
     match flag {
@@ -197,6 +220,12 @@ enum Command {
         /// in the temporary directory (its path shown once), `--prompt` passes it through.
         #[arg(long, value_name = "FILE")]
         agent_log: Option<PathBuf>,
+        /// Have the agent export its telemetry (traces, metrics, logs) over OTLP to ENDPOINT
+        /// (`http://127.0.0.1:4318`), set in its environment as the Agent Telemetry Export RFD
+        /// says; without a value, to this process's `OTEL_EXPORTER_OTLP_ENDPOINT`.
+        #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, require_equals = true,
+              default_missing_value = "")]
+        telemetry: Option<String>,
         /// The agent and its arguments.
         #[arg(last = true, required_unless_present = "url", value_name = "AGENT")]
         agent: Vec<String>,
@@ -423,6 +452,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
             fs,
             terminal,
             agent_log,
+            telemetry,
             agent,
         } => {
             let cwd = working_directory(cwd)?;
@@ -437,6 +467,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 auth,
                 services: services_of(fs.as_deref(), terminal),
                 agent_log,
+                telemetry: agent_telemetry(telemetry.as_deref())?,
             };
             if options.prompts.is_empty() {
                 interactive::run(&options).await
@@ -462,6 +493,7 @@ async fn run(cli: Cli) -> Result<i32, CliError> {
                 auth: None,
                 services: LocalServices::new(),
                 agent_log: None,
+                telemetry: None,
             };
             sessions::run(&options, here).await
         }

@@ -121,6 +121,14 @@ fn attributes(list: &Value) -> HashMap<String, String> {
 /// fresh receiver; returns the spans once the chat's and the agent's have arrived.
 fn traced_chat(protocol: &str, agent: &[String]) -> Vec<Span> {
     let (url, received) = receiver();
+    let mut args = vec!["--".to_owned()];
+    args.extend_from_slice(agent);
+    chat(&url, protocol, &args);
+    collected(&received)
+}
+
+/// `acp chat --prompt ... ARGS` exporting to `url`.
+fn chat(url: &str, protocol: &str, args: &[String]) {
     let output = Command::new(ACP)
         .args([
             "chat",
@@ -129,10 +137,9 @@ fn traced_chat(protocol: &str, agent: &[String]) -> Vec<Span> {
             "--yes",
             "--prompt",
             "tool SECRET-PAYLOAD-7 permission",
-            "--",
         ])
-        .args(agent)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+        .args(args)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", url)
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
         .env_remove("OTEL_SERVICE_NAME")
         .output()
@@ -142,11 +149,17 @@ fn traced_chat(protocol: &str, agent: &[String]) -> Vec<Span> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// The spans received, once the chat's and the agent's are there (10 s at most); no prompt text
+/// among them.
+fn collected(received: &Received) -> Vec<Span> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let spans = spans(&received);
+        let spans = spans(received);
         let services = |name: &str| spans.iter().any(|s| s.service == name);
-        if services("acp") && services("acp-reference-agent") || Instant::now() > deadline {
+        let turn = spans.iter().any(|s| s.name.starts_with("invoke_agent"));
+        if services("acp") && turn || Instant::now() > deadline {
             let bodies = serde_json::to_string(&*received.lock().expect("bodies")).expect("json");
             assert!(
                 !bodies.contains("SECRET-PAYLOAD-7"),
@@ -280,4 +293,85 @@ fn a_chain_makes_one_trace_through_its_conductor_and_proxy() {
         // the conductor's twice again (from the proxy, to the agent), the agent's.
         assert!(prompts >= 6, "{what}: {prompts} session/prompt spans");
     }
+}
+
+#[test]
+fn a_chat_over_acp_serve_makes_one_trace_with_its_agent() {
+    let (url, received) = receiver();
+    let mut serve = acp_testkit::processes::KillOnDrop(
+        Command::new(ACP)
+            .args(["serve", "--listen", "127.0.0.1:0", "--no-auth", "--"])
+            .args([reference_agent(), "--step-delay-ms=1".to_owned()])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("acp serve runs"),
+    );
+    let stderr = serve.0.stderr.take().expect("piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let endpoint = lines
+        .find_map(|line| {
+            let line = line.ok()?;
+            let start = line.find("http://")?;
+            Some(line[start..].split_whitespace().next()?.to_owned())
+        })
+        .expect("acp serve says where it listens");
+    for protocol in ["1", "2"] {
+        chat(&url, protocol, &["--url".to_owned(), endpoint.clone()]);
+        let spans: Vec<Span> = collected(&received);
+        let what = format!("v{protocol} over acp serve");
+        // Each chat is a trace of its own: keep this one's.
+        let root = spans
+            .iter()
+            .rev()
+            .find(|s| s.name == "acp chat")
+            .unwrap_or_else(|| panic!("{what}: no chat span"))
+            .trace
+            .clone();
+        let ours: Vec<Span> = spans.into_iter().filter(|s| s.trace == root).collect();
+        check_one_trace(&ours, &what, &["acp", "acp-reference-agent"]);
+        received.lock().expect("bodies").clear();
+    }
+}
+
+/// `acp chat --telemetry=ENDPOINT`: the agent gets the OTLP settings in its environment (the
+/// Agent Telemetry Export RFD) and exports there; `acp` itself, with no variables of its own,
+/// exports nothing.
+#[test]
+fn telemetry_passes_the_receiver_to_the_agent_alone() {
+    let (url, received) = receiver();
+    let output = Command::new(ACP)
+        .args([
+            "chat",
+            "--yes",
+            "--prompt",
+            "tool",
+            &format!("--telemetry={url}"),
+            "--",
+        ])
+        .args([reference_agent(), "--step-delay-ms=1".to_owned()])
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .output()
+        .expect("acp chat runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !spans(&received)
+        .iter()
+        .any(|s| s.name.starts_with("invoke_agent"))
+    {
+        assert!(Instant::now() < deadline, "the agent exported nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let spans = spans(&received);
+    assert!(
+        spans.iter().all(|s| s.service == "acp-reference-agent"),
+        "{spans:#?}"
+    );
+    assert!(spans.iter().any(|s| s.name.starts_with("execute_tool ")));
 }

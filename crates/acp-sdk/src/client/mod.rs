@@ -18,6 +18,7 @@
 //! the agent in one neutral shape either way, and a call the agent did not advertise fails with
 //! [`ClientError::NotAdvertised`] before anything is sent.
 
+mod agent_telemetry;
 mod attribution;
 mod error;
 mod folded;
@@ -37,6 +38,7 @@ use acp_rpc::process::AgentProcess;
 use acp_rpc::Connection;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use agent_telemetry::AgentTelemetry;
 pub use error::ClientError;
 pub use folded::{Folded, MessageView, Snapshot, ToolCallView};
 pub use options::{
@@ -196,11 +198,18 @@ fn auth_method(wire: serde_json::Value) -> AuthMethodInfo {
 
 impl Client {
     /// Starts `command` as the agent (its stderr per [`ClientOptions::agent_stderr`]: this
-    /// process's by default) and connects to it.
+    /// process's by default; the OTLP settings of [`ClientOptions::agent_telemetry`] in its
+    /// environment) and connects to it.
     pub async fn spawn(
         command: tokio::process::Command,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
+        let mut command = command;
+        if let Some(telemetry) = &options.agent_telemetry {
+            for (name, value) in telemetry.variables() {
+                command.env(name, value);
+            }
+        }
         let (process, stdout, stdin) = AgentProcess::spawn(command, options.agent_stderr)
             .map_err(|err| ClientError::Spawn(err.to_string()))?;
         let client = Self::connect(stdout, stdin, options).await?;

@@ -234,6 +234,9 @@ pub struct ClientOptions {
     /// Where a spawned agent's stderr goes ([`super::Client::spawn`]): this process's stderr by
     /// default; [`StderrMode::AsConfigured`] keeps what the command set (a log file).
     pub agent_stderr: StderrMode,
+    /// Where a spawned agent sends its telemetry (the Agent Telemetry Export RFD): OTLP
+    /// settings set in its environment. `None` (the default): it inherits this process's.
+    pub agent_telemetry: Option<super::AgentTelemetry>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -248,6 +251,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("state_limits", &self.state_limits)
             .field("agent_stderr", &self.agent_stderr)
+            .field("agent_telemetry", &self.agent_telemetry)
             .finish_non_exhaustive()
     }
 }
@@ -265,6 +269,7 @@ impl Default for ClientOptions {
             state_limits: acp_session::limits::Limits::default(),
             connection: ConnectionOptions::default(),
             agent_stderr: StderrMode::Inherit,
+            agent_telemetry: None,
         }
     }
 }
@@ -319,6 +324,13 @@ impl ClientOptions {
     #[must_use]
     pub fn state_limits(mut self, limits: acp_session::limits::Limits) -> Self {
         self.state_limits = limits;
+        self
+    }
+
+    /// Passes OTLP settings to the agents [`Client::spawn`](super::Client::spawn) starts.
+    #[must_use]
+    pub fn agent_telemetry(mut self, telemetry: super::AgentTelemetry) -> Self {
+        self.agent_telemetry = Some(telemetry);
         self
     }
 
