@@ -17,21 +17,32 @@ use crate::common::{reference_agent, reference_proxy, ACP};
 /// What an OTLP/HTTP receiver got: each request's JSON body.
 type Received = Arc<Mutex<Vec<Value>>>;
 
+/// Each request's `content-type` and body, whatever its encoding.
+type Raw = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// A minimal OTLP/HTTP receiver on loopback (HTTP/1.1, `Content-Length` bodies, answered
-/// `200 {}`); returns its base URL.
+/// `200 {}`); returns its base URL and the JSON bodies.
 fn receiver() -> (String, Received) {
+    let (url, received, _) = raw_receiver();
+    (url, received)
+}
+
+/// [`receiver`], with every body as it came too.
+fn raw_receiver() -> (String, Received, Raw) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
     let url = format!("http://{}", listener.local_addr().expect("address"));
     let received = Received::default();
-    let bodies = received.clone();
+    let raw = Raw::default();
+    let (bodies, raws) = (received.clone(), raw.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let bodies = bodies.clone();
+            let (bodies, raws) = (bodies.clone(), raws.clone());
             std::thread::spawn(move || {
                 let mut writer = stream.try_clone().expect("clone");
                 let mut reader = BufReader::new(stream);
                 loop {
                     let mut length = 0;
+                    let mut content_type = String::new();
                     let mut line = String::new();
                     loop {
                         line.clear();
@@ -45,6 +56,9 @@ fn receiver() -> (String, Received) {
                         if let Some(value) = lower.strip_prefix("content-length:") {
                             length = value.trim().parse().unwrap_or(0);
                         }
+                        if let Some(value) = lower.strip_prefix("content-type:") {
+                            content_type = value.trim().to_owned();
+                        }
                     }
                     let mut body = vec![0; length];
                     if reader.read_exact(&mut body).is_err() {
@@ -53,6 +67,7 @@ fn receiver() -> (String, Received) {
                     if let Ok(json) = serde_json::from_slice(&body) {
                         bodies.lock().expect("bodies").push(json);
                     }
+                    raws.lock().expect("raw").push((content_type, body));
                     let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
                     if writer.write_all(answer.as_bytes()).is_err() {
                         return;
@@ -61,7 +76,7 @@ fn receiver() -> (String, Received) {
             });
         }
     });
-    (url, received)
+    (url, received, raw)
 }
 
 /// One exported span.
@@ -374,4 +389,43 @@ fn telemetry_passes_the_receiver_to_the_agent_alone() {
         "{spans:#?}"
     );
     assert!(spans.iter().any(|s| s.name.starts_with("execute_tool ")));
+}
+
+/// `http/protobuf`, the default protocol: the spans go as protobuf (the strings in them
+/// readable in the bytes).
+#[test]
+fn the_default_protocol_is_protobuf() {
+    let (url, _, raw) = raw_receiver();
+    let output = Command::new(ACP)
+        .args(["chat", "--yes", "--prompt", "tool", "--"])
+        .args([reference_agent(), "--step-delay-ms=1".to_owned()])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+        .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .output()
+        .expect("acp chat runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let has = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let bodies = raw.lock().expect("raw").clone();
+        let agent = bodies.iter().any(|(kind, body)| {
+            kind == "application/x-protobuf"
+                && has(body, "acp-reference-agent")
+                && has(body, "invoke_agent")
+        });
+        let chat = bodies.iter().any(|(_, body)| has(body, "acp chat"));
+        if agent && chat {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            bodies.iter().map(|(k, b)| (k, b.len())).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

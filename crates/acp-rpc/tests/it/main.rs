@@ -8,5 +8,6 @@ mod order;
 mod process;
 mod shutdown;
 mod support;
+mod trace_context;
 mod typed;
 mod wire;
