@@ -14,6 +14,26 @@ use crate::connection::Connection;
 use crate::id::RequestId;
 use crate::message::Notification;
 
+/// A request's span: `$name` (a literal), `otel.kind` `$kind`, and the fields both sides record.
+macro_rules! request_span {
+    ($name:literal, $kind:literal, $id:expr, $method:expr $(, $field:ident = $value:expr)*) => {
+        tracing::debug_span!(
+            $name,
+            id = %$id,
+            method = $method,
+            $($field = $value,)*
+            otel.name = $method,
+            otel.kind = $kind,
+            rpc.system = "jsonrpc",
+            rpc.method = $method,
+            jsonrpc.request.id = %$id,
+            acp.protocol.version = Empty,
+            gen_ai.conversation.id = Empty,
+            rpc.jsonrpc.error_code = Empty,
+        )
+    };
+}
+
 /// The span of a request this side sends.
 pub(crate) fn outgoing(
     id: &RequestId,
@@ -21,19 +41,7 @@ pub(crate) fn outgoing(
     params: Option<&RawValue>,
     connection: &Connection,
 ) -> tracing::Span {
-    let span = tracing::debug_span!(
-        "acp_rpc.request",
-        %id,
-        method,
-        otel.name = method,
-        otel.kind = "client",
-        rpc.system = "jsonrpc",
-        rpc.method = method,
-        jsonrpc.request.id = %id,
-        acp.protocol.version = Empty,
-        gen_ai.conversation.id = Empty,
-        rpc.jsonrpc.error_code = Empty,
-    );
+    let span = request_span!("acp_rpc.request", "client", id, method);
     describe(&span, params, connection);
     span
 }
@@ -46,20 +54,7 @@ pub(crate) fn incoming(
     connection: &Connection,
     arrival: u64,
 ) -> tracing::Span {
-    let span = tracing::debug_span!(
-        "acp_rpc.incoming",
-        %id,
-        method,
-        arrival,
-        otel.name = method,
-        otel.kind = "server",
-        rpc.system = "jsonrpc",
-        rpc.method = method,
-        jsonrpc.request.id = %id,
-        acp.protocol.version = Empty,
-        gen_ai.conversation.id = Empty,
-        rpc.jsonrpc.error_code = Empty,
-    );
+    let span = request_span!("acp_rpc.incoming", "server", id, method, arrival = arrival);
     describe(&span, params, connection);
     crate::trace_context::adopt(&span, method, params);
     span

@@ -142,28 +142,34 @@ fn traced_chat(protocol: &str, agent: &[String]) -> Vec<Span> {
     collected(&received)
 }
 
-/// `acp chat --prompt ... ARGS` exporting to `url`.
-fn chat(url: &str, protocol: &str, args: &[String]) {
-    let output = Command::new(ACP)
-        .args([
-            "chat",
-            "--protocol",
-            protocol,
-            "--yes",
-            "--prompt",
-            "tool SECRET-PAYLOAD-7 permission",
-        ])
+/// `acp chat --yes --prompt PROMPT ARGS` with `env` set (`None` removes a variable); asserts it
+/// succeeds.
+fn run_chat(prompt: &str, args: &[String], env: &[(&str, Option<&str>)]) {
+    let mut command = Command::new(ACP);
+    command
+        .args(["chat", "--yes", "--prompt", prompt])
         .args(args)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", url)
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
-        .env_remove("OTEL_SERVICE_NAME")
-        .output()
-        .expect("acp chat runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .env_remove("OTEL_SERVICE_NAME");
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command.output().expect("acp chat runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+}
+
+/// `acp chat --protocol PROTOCOL ... ARGS` exporting to `url` as JSON.
+fn chat(url: &str, protocol: &str, args: &[String]) {
+    let mut all = vec!["--protocol".to_owned(), protocol.to_owned()];
+    all.extend_from_slice(args);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", Some(url)),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", Some("http/json")),
+    ];
+    run_chat("tool SECRET-PAYLOAD-7 permission", &all, &env);
 }
 
 /// The spans received, once the chat's and the agent's are there (10 s at most); no prompt text
@@ -356,25 +362,17 @@ fn a_chat_over_acp_serve_makes_one_trace_with_its_agent() {
 #[test]
 fn telemetry_passes_the_receiver_to_the_agent_alone() {
     let (url, received) = receiver();
-    let output = Command::new(ACP)
-        .args([
-            "chat",
-            "--yes",
-            "--prompt",
-            "tool",
-            &format!("--telemetry={url}"),
-            "--",
-        ])
-        .args([reference_agent(), "--step-delay-ms=1".to_owned()])
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
-        .output()
-        .expect("acp chat runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let args = [
+        format!("--telemetry={url}"),
+        "--".to_owned(),
+        reference_agent(),
+        "--step-delay-ms=1".to_owned(),
+    ];
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", None),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", Some("http/json")),
+    ];
+    run_chat("tool", &args, &env);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !spans(&received)
         .iter()
@@ -396,18 +394,16 @@ fn telemetry_passes_the_receiver_to_the_agent_alone() {
 #[test]
 fn the_default_protocol_is_protobuf() {
     let (url, _, raw) = raw_receiver();
-    let output = Command::new(ACP)
-        .args(["chat", "--yes", "--prompt", "tool", "--"])
-        .args([reference_agent(), "--step-delay-ms=1".to_owned()])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
-        .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
-        .output()
-        .expect("acp chat runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let args = [
+        "--".to_owned(),
+        reference_agent(),
+        "--step-delay-ms=1".to_owned(),
+    ];
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", Some(url.as_str())),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", None),
+    ];
+    run_chat("tool", &args, &env);
     let has = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -65,25 +65,25 @@ fn value(raw: Option<&RawValue>) -> Value {
     })
 }
 
+/// A message the proxy sent: whether it was wrapped, its (inner) method and params.
+fn opened(method: &str, params: Option<&RawValue>) -> (bool, String, Value) {
+    let params = value(params);
+    let wrapped = method.starts_with("proxy/") || method.starts_with("_proxy/");
+    if wrapped {
+        let inner = params["method"].as_str().unwrap_or_default().to_owned();
+        (true, inner, params["params"].clone())
+    } else {
+        (false, method.to_owned(), params)
+    }
+}
+
 impl Handler for FakeConductor {
     async fn handle_request(
         &self,
         request: Request,
         _: RequestContext,
     ) -> Result<Box<RawValue>, RpcError> {
-        let params = value(request.params.as_deref());
-        let wrapped = matches!(
-            request.method.as_str(),
-            "proxy/successor" | "_proxy/successor/request"
-        );
-        let (method, inner) = if wrapped {
-            (
-                params["method"].as_str().unwrap_or_default().to_owned(),
-                params["params"].clone(),
-            )
-        } else {
-            (request.method.clone(), params)
-        };
+        let (wrapped, method, inner) = opened(&request.method, request.params.as_deref());
         self.seen
             .lock()
             .expect("seen")
@@ -105,17 +105,7 @@ impl Handler for FakeConductor {
     }
 
     async fn handle_notification(&self, notification: Notification, _: &Connection) {
-        let params = value(notification.params.as_deref());
-        let wrapped =
-            notification.method.starts_with("proxy/") || notification.method.starts_with("_proxy/");
-        let (method, inner) = if wrapped {
-            (
-                params["method"].as_str().unwrap_or_default().to_owned(),
-                params["params"].clone(),
-            )
-        } else {
-            (notification.method.clone(), params)
-        };
+        let (wrapped, method, inner) = opened(&notification.method, notification.params.as_deref());
         self.seen
             .lock()
             .expect("seen")
