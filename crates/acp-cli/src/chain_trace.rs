@@ -13,6 +13,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use acp_sdk::proxy::dialect::{self, Dialect, INITIALIZE, PROXY_INITIALIZE};
+
 use crate::classify::Side;
 use crate::transcript::Line;
 
@@ -21,6 +23,8 @@ use crate::transcript::Line;
 pub struct Conversation {
     /// What it is, for people: "link 2: conductor ↔ component 2".
     pub label: String,
+    /// `true` for a proxy's envelope traffic, unwrapped.
+    pub unwrapped: bool,
     /// Its lines, in the trace's order, unwrapped.
     pub lines: Vec<Line>,
 }
@@ -31,6 +35,7 @@ pub fn conversations(lines: &[Line]) -> Vec<Conversation> {
     if lines.iter().all(|line| line.link.is_none()) {
         return vec![Conversation {
             label: String::new(),
+            unwrapped: false,
             lines: lines.to_vec(),
         }];
     }
@@ -48,6 +53,7 @@ pub fn conversations(lines: &[Line]) -> Vec<Conversation> {
                     key,
                     Conversation {
                         label: label(link, unwrapped),
+                        unwrapped,
                         lines: Vec::new(),
                     },
                 ));
@@ -81,18 +87,11 @@ struct Shape<'a> {
     params: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    method: String,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+/// `true` for a successor envelope's method, in either dialect.
+fn is_envelope(method: &str) -> bool {
+    Dialect::of_request_envelope(method).is_some()
+        || Dialect::of_notification_envelope(method).is_some()
 }
-
-const ENVELOPES: [&str; 3] = [
-    "proxy/successor",
-    "_proxy/successor/request",
-    "_proxy/successor/notification",
-];
 
 /// Whether `line` belongs to the unwrapped view of its link, and the line as that view reads it.
 fn place(line: &Line, link: usize, wrapped: &mut HashSet<(usize, bool, String)>) -> (bool, Line) {
@@ -102,11 +101,8 @@ fn place(line: &Line, link: usize, wrapped: &mut HashSet<(usize, bool, String)>)
     let sender = line.from == Some(Side::Agent);
     let id = shape.id.map(|id| id.get().to_owned());
     match shape.method.as_deref() {
-        Some(method) if link > 0 && ENVELOPES.contains(&method) => {
-            let Some(envelope) = shape
-                .params
-                .and_then(|p| serde_json::from_str::<Envelope<'_>>(p.get()).ok())
-            else {
+        Some(method) if link > 0 && is_envelope(method) => {
+            let Ok((method, params)) = dialect::unwrap(shape.params) else {
                 return (true, line.clone());
             };
             if let Some(id) = &id {
@@ -116,11 +112,8 @@ fn place(line: &Line, link: usize, wrapped: &mut HashSet<(usize, bool, String)>)
             if let Some(id) = &id {
                 text.push_str(&format!("\"id\":{id},"));
             }
-            text.push_str(&format!(
-                "\"method\":{}",
-                serde_json::Value::from(envelope.method)
-            ));
-            if let Some(params) = envelope.params {
+            text.push_str(&format!("\"method\":{}", serde_json::Value::from(method)));
+            if let Some(params) = params {
                 text.push_str(&format!(",\"params\":{}", params.get()));
             }
             text.push('}');
@@ -133,10 +126,10 @@ fn place(line: &Line, link: usize, wrapped: &mut HashSet<(usize, bool, String)>)
                 },
             )
         }
-        Some("proxy/initialize") => {
+        Some(PROXY_INITIALIZE) => {
             let text = String::from_utf8_lossy(&line.bytes).replacen(
-                "\"proxy/initialize\"",
-                "\"initialize\"",
+                &format!("\"{PROXY_INITIALIZE}\""),
+                &format!("\"{INITIALIZE}\""),
                 1,
             );
             (

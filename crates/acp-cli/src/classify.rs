@@ -54,6 +54,18 @@ pub enum Kind {
     Invalid,
 }
 
+impl Kind {
+    /// Its name in reports (`request`, ...), as it is serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+            Kind::Response => "response",
+            Kind::Invalid => "invalid",
+        }
+    }
+}
+
 /// One message of a line (a batch gives several), decoded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decoded {

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::classify::{Decoded, Decoder, Kind, Surface};
+use crate::classify::{Decoded, Decoder, Surface};
 use crate::transcript::Line;
 
 /// Decodes `lines`, writing one report line per message (or one JSON object with `json`).
@@ -41,12 +41,7 @@ pub fn run(
 /// `12  agent→client  notification  session/update  ok`.
 fn describe(number: usize, decoded: &Decoded) -> String {
     let from = decoded.from.map_or("?", |side| side.arrow());
-    let kind = match decoded.kind {
-        Kind::Request => "request",
-        Kind::Notification => "notification",
-        Kind::Response => "response",
-        Kind::Invalid => "invalid",
-    };
+    let kind = decoded.kind.name();
     let batch = if decoded.batch { " (in a batch)" } else { "" };
     let method = decoded.method.as_deref().unwrap_or("-");
     let id = decoded

@@ -39,18 +39,13 @@ pub fn render(title: &str, lines: &[Line], version: Option<u16>, surface: Surfac
     let mut notes: HashMap<usize, Notes> = HashMap::new();
     let traced = lines.iter().any(|line| line.link.is_some());
     for conversation in conversations(lines) {
-        let unwrapped = conversation.label.contains("unwrapped");
+        let unwrapped = conversation.unwrapped;
         let mut decoder = Decoder::new(version, surface);
         for line in &conversation.lines {
             let note = notes.entry(line.number).or_default();
             for decoded in decoder.line(line.from, &line.bytes) {
                 note.from = note.from.or(decoded.from);
-                let kind = match decoded.kind {
-                    Kind::Request => "request",
-                    Kind::Notification => "notification",
-                    Kind::Response => "response",
-                    Kind::Invalid => "invalid",
-                };
+                let kind = decoded.kind.name();
                 let method = decoded.method.as_deref().unwrap_or("-");
                 let id = decoded
                     .id

@@ -188,7 +188,7 @@ impl Chain {
             }
         };
         let answer = answer.map_err(|err| named(err, Some(hop)))?;
-        if let Some(version) = protocol_version(&answer) {
+        if let Some(version) = dialect::protocol_version(&answer) {
             connection.set_protocol_version(version);
             cx.connection().set_protocol_version(version);
         }
@@ -266,17 +266,6 @@ fn named(err: Error, hop: Option<&Hop>) -> RpcError {
         }
         (err, _) => err.into(),
     }
-}
-
-fn protocol_version(answer: &RawValue) -> Option<u16> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Version {
-        protocol_version: u16,
-    }
-    serde_json::from_str::<Version>(answer.get())
-        .ok()
-        .map(|v| v.protocol_version)
 }
 
 /// Serves the editor: everything goes to the first component.

@@ -4,7 +4,6 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use acp_rpc::message::{Notification, Request};
@@ -73,13 +72,8 @@ impl<P: Proxy> Component<P> {
         };
         let context = self.context(Direction::ToAgent, dialect, &connection, Some(cx));
         let answer = self.proxy.client_request(initialize, context).await?;
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Version {
-            protocol_version: u16,
-        }
-        if let Ok(Version { protocol_version }) = serde_json::from_str(answer.get()) {
-            connection.set_protocol_version(protocol_version);
+        if let Some(version) = dialect::protocol_version(&answer) {
+            connection.set_protocol_version(version);
         }
         dialect.initialize_answer(answer)
     }

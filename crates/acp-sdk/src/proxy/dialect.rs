@@ -169,6 +169,18 @@ pub fn unwrap_notification(notification: &Notification) -> Result<Notification, 
     Ok(Notification { method, params })
 }
 
+/// The `protocolVersion` of an `initialize` answer, when it has one.
+pub(crate) fn protocol_version(answer: &RawValue) -> Option<u16> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Version {
+        protocol_version: u16,
+    }
+    serde_json::from_str::<Version>(answer.get())
+        .ok()
+        .map(|v| v.protocol_version)
+}
+
 /// `object` without the extension dialect's `_meta.proxy` (and without `_meta` when that was
 /// all it held); unchanged, byte for byte, when it has no such flag.
 pub fn without_proxy_flag(object: Box<RawValue>) -> Result<Box<RawValue>, RpcError> {
