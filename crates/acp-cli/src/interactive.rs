@@ -8,10 +8,16 @@
 //! line asked for, the next prompt's and a permission answer's alike, in the order asked, so
 //! two readers never compete for the terminal. While a turn runs the terminal is not in raw
 //! mode, and Ctrl-C arrives as SIGINT (`tokio::signal`).
+//!
+//! What orders what on the screen: one loop draws the conversation, the turn's events and the
+//! agent's permission questions alike. A question's request task hands it over ([`Questions`])
+//! and waits for the answer; the loop takes it only once every event already queued is drawn,
+//! and the SDK queues a request's earlier updates before the request's handler runs, so a
+//! question always comes after what the agent said before asking. A question that arrives
+//! between turns is asked once the line being typed at the prompt is entered.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use acp_sdk::client::{
     ClientSession, Event, Folded, Grant, PermissionRequest, StopReason, ToolStatus,
@@ -131,13 +137,6 @@ impl Screen {
         }
     }
 
-    /// A permission question is printed by another task: the cursor is not on our status
-    /// line any more.
-    fn forget_position(&mut self) {
-        self.tool_line = None;
-        self.at_line_start = true;
-    }
-
     fn tool(&mut self, session: &ClientSession, id: &str, title: &str, status: &ToolStatus) {
         let status = match status {
             ToolStatus::Pending => "pending".to_owned(),
@@ -174,7 +173,6 @@ impl Screen {
                 self.print(&dimmed);
             }
             Event::ToolCall { id, title, status } => self.tool(session, &id, &title, &status),
-            Event::PermissionAsked { .. } => self.forget_position(),
             Event::TerminalOutput { text, .. } => {
                 self.end_tool_line();
                 self.print(&text);
@@ -198,8 +196,54 @@ impl Screen {
     }
 }
 
+/// A permission question on its way from its request's task to the loop that draws the
+/// conversation, with where its answer goes (`None`: dismissed).
+type Question = (PermissionRequest, oneshot::Sender<Option<String>>);
+
+/// The agent's permission questions, asked one at a time by the loop that draws the
+/// conversation.
+///
+/// The channel holds one question; the request tasks behind it wait their turn, and their
+/// number is bounded by the connection's `max_pending_requests`.
+struct Questions {
+    input: Input,
+    waiting: mpsc::Receiver<Question>,
+}
+
+impl Questions {
+    /// The channel's two ends: the sender for the permission handler.
+    fn new(input: Input) -> (mpsc::Sender<Question>, Self) {
+        let (ask, waiting) = mpsc::channel(1);
+        (ask, Self { input, waiting })
+    }
+
+    /// The next question handed over.
+    async fn next(&mut self) -> Option<Question> {
+        self.waiting.recv().await
+    }
+
+    /// Asks `question` and sends the answer; one whose request is gone (the agent cancelled
+    /// it, or the session was cancelled) is not asked.
+    async fn answer(&self, screen: &mut Screen, (request, reply): Question) {
+        if reply.is_closed() {
+            return;
+        }
+        let answer = ask(&self.input, screen, request).await;
+        let _ = reply.send(answer);
+    }
+
+    /// Asks the questions already handed over (between turns).
+    async fn answer_waiting(&mut self, screen: &mut Screen) {
+        while let Ok(question) = self.waiting.try_recv() {
+            self.answer(screen, question).await;
+        }
+    }
+}
+
 /// Asks the user to choose among the request's options.
-async fn ask(input: &Input, request: PermissionRequest) -> Option<String> {
+async fn ask(input: &Input, screen: &mut Screen, request: PermissionRequest) -> Option<String> {
+    screen.end_tool_line();
+    screen.fresh_line();
     let mut text = format!("\n[permission] {}\n", request.title);
     for (index, choice) in request.options.iter().enumerate() {
         text.push_str(&format!(
@@ -209,9 +253,12 @@ async fn ask(input: &Input, request: PermissionRequest) -> Option<String> {
             choice.kind
         ));
     }
-    text.push_str("  Enter dismisses.");
-    println!("{text}");
-    let answer = input.line("choice> ").await.ok()?;
+    text.push_str("  Enter dismisses.\n");
+    screen.print(&text);
+    let answer = input.line("choice> ").await;
+    // The editor ended the line the answer was typed on.
+    screen.at_line_start = true;
+    let answer = answer.ok()?;
     let index: usize = answer.trim().parse().ok()?;
     request
         .options
@@ -358,12 +405,14 @@ enum TurnEnd {
     Quit,
 }
 
-/// Runs one turn, Ctrl-C cancelling it and a second one quitting.
+/// Runs one turn, Ctrl-C cancelling it and a second one quitting, the agent's questions asked
+/// in their place among its events.
 async fn turn(
     session: &ClientSession,
     text: String,
     screen: &mut Screen,
     interrupts: &mut Interrupts,
+    questions: &mut Questions,
 ) -> TurnEnd {
     interrupts.forget().await;
     let mut turn = match session.prompt(text).await {
@@ -376,10 +425,17 @@ async fn turn(
     let mut pressed = 0;
     loop {
         tokio::select! {
+            // Events first: a question handed over is drawn after the events queued before it.
+            biased;
             event = turn.next_event() => match event {
                 Some(event) => screen.event(session, event),
                 None => break,
             },
+            Some(question) = questions.next() => {
+                questions.answer(screen, question).await;
+                // Ctrl-C at the question dismisses it; it does not cancel the turn.
+                interrupts.forget().await;
+            }
             () = interrupts.next() => {
                 pressed += 1;
                 if pressed > 1 {
@@ -453,22 +509,21 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     }
     let options = &options;
     let input = Input::start()?;
-    let asking = input.clone();
+    let (asking, mut questions) = Questions::new(input.clone());
     let yes = options.yes;
-    // One permission question at a time: the agent may ask several at once.
-    let one_at_a_time = Arc::new(tokio::sync::Mutex::new(()));
     let client_options = ClientOptions::new()
         .info("acp", env!("CARGO_PKG_VERSION"))
         .protocol(options.protocol)
         .services(options.services.clone())
         .on_permission(move |request| {
-            let (input, gate) = (asking.clone(), one_at_a_time.clone());
+            let asking = asking.clone();
             async move {
                 if yes != Grant::Refuse {
                     return request.pick(yes).map(|c| c.id.clone());
                 }
-                let _turn = gate.lock().await;
-                ask(&input, request).await
+                let (reply, answer) = oneshot::channel();
+                asking.send((request, reply)).await.ok()?;
+                answer.await.ok().flatten()
             }
         });
     let connected = crate::chat::connect(options, client_options).await?;
@@ -477,7 +532,7 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
     // SIGTERM or SIGHUP (the terminal closed) ends the chat as /quit does: the agent is stopped
     // (its stdin closed, then its group signalled); the exit status is 128 + the signal.
     let code = tokio::select! {
-        result = chat(&connected.client, options, &input) => result?,
+        result = chat(&connected.client, options, &input, &mut questions) => result?,
         signal = quit => signal.exit_code(),
     };
     connected.shutdown().await;
@@ -491,7 +546,12 @@ pub async fn run(options: &ChatOptions) -> Result<i32, CliError> {
 }
 
 /// The conversation, until /quit, Ctrl-D or a second Ctrl-C.
-async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i32, CliError> {
+async fn chat(
+    client: &Client,
+    options: &ChatOptions,
+    input: &Input,
+    questions: &mut Questions,
+) -> Result<i32, CliError> {
     let mut screen = Screen::new();
     let agent = client.agent();
     screen.line(&format!(
@@ -518,6 +578,7 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
     }
     let mut interrupted = false;
     loop {
+        questions.answer_waiting(&mut screen).await;
         let line = match input.line("> ").await {
             Ok(line) => line,
             Err(NoLine::Interrupted) if !interrupted => {
@@ -629,7 +690,7 @@ async fn chat(client: &Client, options: &ChatOptions, input: &Input) -> Result<i
                 let Some(session) = opened.await else {
                     continue;
                 };
-                match turn(&session, line, &mut screen, &mut interrupts).await {
+                match turn(&session, line, &mut screen, &mut interrupts, questions).await {
                     TurnEnd::Quit => break,
                     // "Ctrl-C again quits" holds at the prompt too, until a line is typed.
                     TurnEnd::CancelledByUser => interrupted = true,

@@ -6,7 +6,8 @@
 - `usage_update` with `used: null` (claude-agent-acp), also right after a prompt's response.
 - A prompt "edit" asks permission for a tool call announced just before, naming only its
   `toolCallId` (mistral-vibe), with `allow_always` listed first (claude, gemini); refused, the
-  tool call fails with the reason in its content and the turn ends `cancelled` (claude).
+  tool call fails with the reason in its content and the turn ends `cancelled` (claude). With
+  `--preamble N`, N lines of text come first, in one write.
 - A prompt "shell" runs a shell line through `terminal/create` without `args` (claude-code);
   "read" reads `notes.md` in the session's directory with `fs/read_text_file`.
 - An env-var auth method with `vars` (codex); `authenticate` without the variable answers
@@ -77,6 +78,9 @@ def call(method, params):
 
 
 def edit(session):
+    lines = int(flag_value("--preamble", 0))
+    if lines:
+        write(*(text(session, "preamble line %d\n" % n) for n in range(1, lines + 1)))
     write(text(session, "Let me look."))
     write(update(session, {"sessionUpdate": "tool_call", "toolCallId": "t1",
                            "title": "Edit notes.md", "kind": "edit", "status": "pending"}))

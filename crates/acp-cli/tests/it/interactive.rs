@@ -127,3 +127,37 @@ fn help_lists_the_agents_commands_and_the_screen_keeps_the_agents_text() {
         let _ = std::fs::remove_file(&path);
     }
 }
+
+/// A permission question comes after everything the agent said before asking, however much
+/// that is: the question is drawn by the same loop that draws the turn, never by the request's
+/// own task racing it (the CI failure of stop 34: the question printed before "Let me look.").
+#[test]
+fn a_permission_question_comes_after_what_the_agent_said_before_it() {
+    let mut command = Command::new(ACP);
+    command
+        .args(["chat", "--"])
+        .args(crate::habits::habits_agent(&["--preamble", "3000"]));
+    let mut chat = spawn_command(command, Some(15_000)).expect("acp chat starts");
+    chat.exp_string("/help for commands").expect("the banner");
+    chat.exp_string("> ").expect("the prompt");
+    chat.send_line("edit").expect("typed");
+    let before = chat.exp_string("choice> ").expect("the question");
+    for said in [
+        "preamble line 3000\r\n",
+        "Let me look.\r\n",
+        "[tool] Edit notes.md: pending",
+    ] {
+        assert!(
+            before.contains(said),
+            "the question came before `{said}`: {}",
+            before
+                .get(before.len().saturating_sub(400)..)
+                .unwrap_or(&before)
+        );
+    }
+    chat.send_line("2").expect("allowed");
+    chat.exp_string("allowed once").expect("the agent went on");
+    chat.exp_string("[done]").expect("the turn's end");
+    chat.send_line("/quit").expect("typed");
+    chat.exp_eof().expect("acp chat leaves");
+}
