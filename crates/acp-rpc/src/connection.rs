@@ -47,10 +47,12 @@ impl PendingReply {
 
 pub(crate) struct Shared {
     pub(crate) outbox: Outbox,
-    /// This side's requests waiting for their answers.
-    pub(crate) pending: Mutex<HashMap<RequestId, PendingReply>>,
-    /// The peer's requests being handled, by id: their cancellation.
-    pub(crate) incoming: Mutex<HashMap<RequestId, Cancels>>,
+    /// This side's requests waiting for their answers, by the ids this side chose.
+    pub(crate) pending: Mutex<crate::id::OwnIdMap<PendingReply>>,
+    /// The peer's requests being handled, by id: their cancellation. The ids are the peer's
+    /// choice, so the hasher is seeded at random (foldhash: a fraction of SipHash's cost); the
+    /// entries are bounded by `max_pending_requests` besides.
+    pub(crate) incoming: Mutex<HashMap<RequestId, Cancels, foldhash::quality::RandomState>>,
     /// Fires when the connection shuts down (the requests in flight are cancelled through
     /// [`Shared::incoming`]; one read after that starts cancelled).
     pub(crate) incoming_cancel: CancellationToken,
@@ -121,8 +123,8 @@ impl Connection {
         let bound = |n: usize| Arc::new(Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS)));
         let shared = Arc::new(Shared {
             outbox,
-            pending: Mutex::new(HashMap::new()),
-            incoming: Mutex::new(HashMap::new()),
+            pending: Mutex::new(crate::id::OwnIdMap::default()),
+            incoming: Mutex::new(HashMap::default()),
             incoming_cancel: CancellationToken::new(),
             input_closed: CancellationToken::new(),
             closing: CancellationToken::new(),
@@ -455,8 +457,25 @@ impl InFlight {
         default_timeout: Option<Duration>,
     ) -> Result<Box<RawValue>, Error> {
         let timeout = options.timeout.or(default_timeout);
+        if timeout.is_none() && options.cancellation.is_none() {
+            // Nothing but the answer to wait for: no timer, no token, no select.
+            let answer = (&mut self.answer).await;
+            self.done = true;
+            return answer.unwrap_or(Err(Error::ConnectionClosed));
+        }
+        // The waits beside the answer's are a future of their own, on the heap: the caller's
+        // future stays small when there are none.
+        Box::pin(self.wait_or_stop(options, timeout)).await
+    }
+
+    /// Waits for the answer until the timeout or the cancellation.
+    async fn wait_or_stop(
+        mut self,
+        options: RequestOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, Error> {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let cancellation = options.cancellation.unwrap_or_default();
+        let cancellation = options.cancellation;
         loop {
             tokio::select! {
                 biased;
@@ -472,7 +491,7 @@ impl InFlight {
                     self.cancel();
                     return Err(Error::Timeout(timeout.unwrap_or_default()));
                 }
-                () = cancellation.cancelled(), if !self.cancel_sent => {
+                () = cancelled(cancellation.as_ref()), if !self.cancel_sent => {
                     if !options.graceful {
                         if !self.finish() {
                             return self.delivered().await;
@@ -537,6 +556,14 @@ impl Drop for InFlight {
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when `token` is cancelled; never without one.
+async fn cancelled(token: Option<&CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
         None => std::future::pending().await,
     }
 }

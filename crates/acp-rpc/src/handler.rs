@@ -70,11 +70,21 @@ pub(crate) struct Holds {
     pub(crate) cancelled_by_peer: std::sync::atomic::AtomicBool,
     /// Notification lines to write after the answer ([`RequestContext::notify_after_answer`]).
     pub(crate) after_answer: Mutex<Vec<String>>,
-    /// Fires once the answer (and what follows it) is queued, or the request ended without one.
-    pub(crate) answered: CancellationToken,
+    /// Set once the answer (and what follows it) is queued, or the request ended without one;
+    /// [`Holds::answered_now`] wakes the waiters. (A flag and a `Notify` live in this `Arc`; a
+    /// token would cost an allocation of its own for every request.)
+    pub(crate) answered: std::sync::atomic::AtomicBool,
+    pub(crate) answered_wake: tokio::sync::Notify,
 }
 
 impl Holds {
+    /// Marks the request answered and wakes whoever waits for it.
+    pub(crate) fn answered_now(&self) {
+        self.answered
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.answered_wake.notify_waiters();
+    }
+
     /// Gives back everything (the handler has finished).
     pub(crate) fn release_all(&self) {
         drop(lock(&self.ticket).take());
@@ -143,8 +153,17 @@ impl RequestContext {
     /// to follow it), or the request has ended without one: what a forwarder waits for before
     /// passing on a notification its source sent after the answer it is forwarding.
     pub fn answered(&self) -> impl Future<Output = ()> + Send + 'static {
-        let answered = self.holds.answered.clone();
-        async move { answered.cancelled().await }
+        let holds = self.holds.clone();
+        async move {
+            loop {
+                // Made before the flag is read: a wake between the two is not missed.
+                let woken = holds.answered_wake.notified();
+                if holds.answered.load(std::sync::atomic::Ordering::Acquire) {
+                    return;
+                }
+                woken.await;
+            }
+        }
     }
 
     /// Gives back this request's slot of

@@ -100,3 +100,53 @@ mod tests {
         assert!(serde_json::from_str::<RequestId>("1.5").is_err());
     }
 }
+
+/// Hashes the ids of this side's own requests (sequential integers) with a multiply-rotate step
+/// instead of SipHash. For maps whose keys this side chooses only: a peer's answers are looked
+/// up in them but never inserted, so no peer can fill a bucket. Ids a peer chooses keep the
+/// standard hasher.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct OwnIdHasher(u64);
+
+impl OwnIdHasher {
+    /// An odd constant with well-spread bits (2^64 / the golden ratio).
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for OwnIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.mix(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.mix(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.mix(n as u64);
+    }
+}
+
+/// A map keyed by this side's own request ids.
+pub(crate) type OwnIdMap<V> =
+    std::collections::HashMap<RequestId, V, std::hash::BuildHasherDefault<OwnIdHasher>>;

@@ -229,13 +229,36 @@ fn entry(text: &str) -> Entry {
     }
 }
 
+/// The request id written as `raw`: integers and strings without escapes are read as they are
+/// written, anything else by `serde_json`. `None` for what is no id.
+fn request_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = text.parse() {
+            return Some(RequestId::Number(n));
+        }
+    } else if let Some(plain) = plain_string(text) {
+        return Some(RequestId::Str(plain.to_owned()));
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// What a JSON string without escapes holds, taken from its valid JSON text; `None` for any
+/// other value (a string with escapes included).
+fn plain_string(text: &str) -> Option<&str> {
+    text.strip_prefix('"')?
+        .strip_suffix('"')
+        .filter(|inner| !inner.contains('\\'))
+}
+
 fn from_wire(wire: Wire<'_>) -> Entry {
     let id = match wire.id {
         None => None,
         Some(raw) if is_null(raw) => None,
-        Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
-            Ok(id) => Some(id),
-            Err(_) => {
+        Some(raw) => match request_id(raw) {
+            Some(id) => Some(id),
+            None => {
                 return Err(Box::new(Invalid {
                     id: None,
                     error: RpcError::invalid_request("`id` must be an integer or a string"),
@@ -262,8 +285,12 @@ fn from_wire(wire: Wire<'_>) -> Entry {
         None => None,
     };
     if let Some(method) = wire.method {
-        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
-            return Err(invalid("`method` must be a string"));
+        let method = match plain_string(method.get()) {
+            Some(plain) => plain.to_owned(),
+            None => match serde_json::from_str::<String>(method.get()) {
+                Ok(method) => method,
+                Err(_) => return Err(invalid("`method` must be a string")),
+            },
         };
         if wire.result.is_some() || wire.error.is_some() {
             return Err(invalid("a request cannot carry `result` or `error`"));
@@ -297,54 +324,80 @@ fn from_wire(wire: Wire<'_>) -> Entry {
     }
 }
 
-#[derive(Serialize)]
-struct Out<'a> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<Option<&'a RequestId>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a RpcError>,
+impl Message {
+    /// The message as one JSON value (no trailing newline), members in the order `jsonrpc`,
+    /// `id`, `method`, `params`, `result`, `error`.
+    ///
+    /// Written directly: the members are fixed, raw JSON is copied as it is, and only strings
+    /// that need escaping go through `serde_json`.
+    pub fn to_json(&self) -> String {
+        let (id, method, params, outcome) = match self {
+            Message::Request(r) => (
+                Some(Some(&r.id)),
+                Some(&r.method),
+                r.params.as_deref(),
+                None,
+            ),
+            Message::Notification(n) => (None, Some(&n.method), n.params.as_deref(), None),
+            Message::Response(r) => (Some(r.id.as_ref()), None, None, Some(&r.outcome)),
+        };
+        let raw_len = params.map_or(0, |p| p.get().len())
+            + match outcome {
+                Some(Ok(result)) => result.get().len(),
+                _ => 0,
+            };
+        let mut out = String::with_capacity(64 + method.map_or(0, |m| m.len()) + raw_len);
+        out.push_str(r#"{"jsonrpc":"2.0""#);
+        if let Some(id) = id {
+            out.push_str(r#","id":"#);
+            match id {
+                Some(RequestId::Number(n)) => out.push_str(itoa::Buffer::new().format(*n)),
+                Some(RequestId::Str(s)) => push_json_string(&mut out, s),
+                None => out.push_str("null"),
+            }
+        }
+        if let Some(method) = method {
+            out.push_str(r#","method":"#);
+            push_json_string(&mut out, method);
+        }
+        if let Some(params) = params {
+            out.push_str(r#","params":"#);
+            out.push_str(params.get());
+        }
+        match outcome {
+            Some(Ok(result)) => {
+                out.push_str(r#","result":"#);
+                out.push_str(result.get());
+            }
+            Some(Err(error)) => {
+                out.push_str(r#","error":"#);
+                // An error object of a code, a string and a JSON value cannot fail to encode.
+                match serde_json::to_string(error) {
+                    Ok(json) => out.push_str(&json),
+                    Err(e) => {
+                        return format!(
+                            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"encoding failed: {e}"}}}}"#
+                        )
+                    }
+                }
+            }
+            None => {}
+        }
+        out.push('}');
+        out
+    }
 }
 
-impl Message {
-    /// The message as one JSON value (no trailing newline).
-    pub fn to_json(&self) -> String {
-        let out = match self {
-            Message::Request(r) => Out {
-                jsonrpc: "2.0",
-                id: Some(Some(&r.id)),
-                method: Some(&r.method),
-                params: r.params.as_deref(),
-                result: None,
-                error: None,
-            },
-            Message::Notification(n) => Out {
-                jsonrpc: "2.0",
-                id: None,
-                method: Some(&n.method),
-                params: n.params.as_deref(),
-                result: None,
-                error: None,
-            },
-            Message::Response(r) => Out {
-                jsonrpc: "2.0",
-                id: Some(r.id.as_ref()),
-                method: None,
-                params: None,
-                result: r.outcome.as_ref().ok().map(|b| &**b),
-                error: r.outcome.as_ref().err(),
-            },
-        };
-        // Every member is a string, an id, raw JSON or an error object: encoding cannot fail.
-        serde_json::to_string(&out).unwrap_or_else(|e| {
-            format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"encoding failed: {e}"}}}}"#)
-        })
+/// Appends `text` as a JSON string: as it is when nothing in it needs escaping, else encoded by
+/// `serde_json`.
+fn push_json_string(out: &mut String, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // Encoding a string cannot fail.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
     }
 }
 
@@ -415,5 +468,61 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"m","params":{"b":1,"a":[2]}}"#;
         let message = single(line).expect("valid");
         assert_eq!(message.to_json(), line);
+    }
+
+    /// Ids and methods read without a parser when plainly written, by `serde_json` otherwise:
+    /// the same values either way, and written back as `serde_json` writes them.
+    #[test]
+    fn ids_and_methods_read_and_write_as_serde_json_does() {
+        for (id, expected) in [
+            ("0", RequestId::Number(0)),
+            ("-12", RequestId::Number(-12)),
+            ("9223372036854775807", RequestId::Number(i64::MAX)),
+            (r#""abc""#, RequestId::from("abc")),
+            (r#""""#, RequestId::from("")),
+            (r#""a\"b\\c\u00e9""#, RequestId::from("a\"b\\cé")),
+            (r#""tab\tnew\nline""#, RequestId::from("tab\tnew\nline")),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
+            let Ok(Message::Request(request)) = single(&line) else {
+                panic!("{line} is a request");
+            };
+            assert_eq!(request.id, expected, "{line}");
+            let serde_written = serde_json::to_string(&expected).expect("encodes");
+            let written = Message::Request(request).to_json();
+            assert_eq!(
+                written,
+                format!(r#"{{"jsonrpc":"2.0","id":{serde_written},"method":"m"}}"#)
+            );
+        }
+        // Past i64, a fraction, an exponent: no id.
+        for id in ["9223372036854775808", "1.5", "1e3", "true", "[1]"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
+            assert_eq!(single(&line).expect_err(id).error.code, -32600, "{line}");
+        }
+        for (method, expected) in [
+            (r#""session/prompt""#, "session/prompt"),
+            (r#""_x\/y\u0041""#, "_x/yA"),
+            (r#""quote\"d""#, "quote\"d"),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#);
+            let Ok(Message::Notification(notification)) = single(&line) else {
+                panic!("{line} is a notification");
+            };
+            assert_eq!(notification.method, expected);
+            let written = Message::Notification(notification).to_json();
+            let reread: serde_json::Value = serde_json::from_str(&written).expect("valid JSON");
+            assert_eq!(reread["method"], expected);
+        }
+        let err = single(r#"{"jsonrpc":"2.0","method":7}"#).expect_err("a number");
+        assert_eq!(err.error.code, -32600);
+        let answer = Message::Response(Response {
+            id: None,
+            outcome: Err(RpcError::new(-32600, "no \"id\"")),
+        });
+        assert_eq!(
+            answer.to_json(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no \"id\""}}"#
+        );
     }
 }

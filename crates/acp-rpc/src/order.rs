@@ -257,6 +257,20 @@ impl Sequencer {
 }
 
 impl Admission {
+    /// The ticket and the barrier guard at once when there is nothing to wait for (no barrier
+    /// unfinished before it, no earlier message of its key); otherwise the admission, to
+    /// [`Admission::wait`] on.
+    pub(crate) fn now(mut self) -> Result<(Option<Ticket>, Option<BarrierDone>), Self> {
+        let barrier_passed = match &self.barrier {
+            Some(barrier) => *barrier.borrow(),
+            None => true,
+        };
+        if !barrier_passed || self.earlier.is_some() {
+            return Err(self);
+        }
+        Ok((self.ticket.take(), self.finished.take().map(BarrierDone)))
+    }
+
     /// Waits for the barrier read before this message and for every earlier message of its key.
     /// Returns the ticket to release and the barrier guard to drop when the handler is done.
     /// Dropped before it completes, the message's place is passed on once the earlier one is

@@ -47,7 +47,22 @@ impl Outbox {
 
     /// Queues a line, waiting while the queue is full. Cancel safe: dropped before it completes,
     /// nothing is queued.
+    ///
+    /// The line is queued at once when there is room (the queue's semaphores are fair: a line
+    /// never overtakes one already waiting); only a full queue's wait is a future of its own, on
+    /// the heap, so the futures of every sender stay small.
     pub(crate) async fn send(&self, line: String) -> Result<(), WriterGone> {
+        if self.lines.is_closed() {
+            return Err(WriterGone);
+        }
+        match self.try_send(line) {
+            Ok(()) => Ok(()),
+            Err(line) => Box::pin(self.send_waiting(line)).await,
+        }
+    }
+
+    /// [`Outbox::send`] once the queue was found full.
+    async fn send_waiting(&self, line: String) -> Result<(), WriterGone> {
         let weight = u32::try_from(line.len().clamp(1, self.max_bytes)).unwrap_or(u32::MAX);
         let bytes = self
             .bytes

@@ -11,7 +11,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
 
-use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -62,8 +61,6 @@ impl Cancels {
     }
 }
 
-type Outcome = Result<Box<RawValue>, RpcError>;
-
 /// Starts one request that has its place among the pending ones.
 pub(super) async fn start_request<H: Handler>(
     connection: &Connection,
@@ -94,7 +91,7 @@ pub(super) async fn start_request<H: Handler>(
     }
     if duplicate {
         let error = RpcError::invalid_request(format!("request id {id} is already in use"));
-        answer(connection, reply, error_response(Some(id), error)).await;
+        answer(connection, reply, error_response(Some(id), error).to_json()).await;
         return;
     }
     let lane = shared
@@ -116,41 +113,18 @@ pub(super) async fn start_request<H: Handler>(
         connection,
         arrival,
     );
-    let holds_after = cx.holds.clone();
-    let handler = handler.clone();
-    let connection = connection.clone();
-    shared.tasks.spawn(
-        async move {
-            // Fires when this task ends, the answer queued or not.
-            let _answered = holds_after.answered.clone().drop_guard();
-            let (outcome, barrier_done) = run(
-                &connection,
-                handler,
-                request,
-                cx,
-                (ordered_before, admission),
-                cancels,
-            )
-            .await;
-            lock(&connection.shared.incoming).remove(&id);
-            if let Err(err) = &outcome {
-                crate::spans::record_error(&tracing::Span::current(), err.code);
-            }
-            let message = Message::Response(Response {
-                id: Some(id),
-                outcome,
-            });
-            answer(&connection, reply, message).await;
-            let after = std::mem::take(&mut *lock(&holds_after.after_answer));
-            for line in after {
-                let _ = connection.send_line(line).await;
-            }
-            // Only once the answer is queued: a barrier's answer goes before any later one.
-            drop(barrier_done);
-            drop(place);
-        }
-        .instrument(span),
-    );
+    let task = serve(
+        connection.clone(),
+        handler.clone(),
+        request,
+        cx,
+        (ordered_before, admission),
+        cancels,
+        (reply, place),
+    )
+    .instrument(span);
+    // On the heap: the runtime moves a task's future when it spawns it and when it ends.
+    shared.tasks.spawn(Box::pin(task));
 }
 
 /// A place among the pending requests. When they are all taken: wait for one until the overload
@@ -203,73 +177,152 @@ pub(super) async fn reserve(
     }
 }
 
-/// Admission, a slot, the handler. Returns the outcome and the barrier guard, to be dropped once
-/// the answer is queued.
-async fn run<H: Handler>(
-    connection: &Connection,
+/// Marks its request answered when dropped (however its task ends).
+struct Answered(Arc<Holds>);
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.0.answered_now();
+    }
+}
+
+/// A request's task: admission, a slot, the handler, the answer.
+///
+/// One function (not a task calling a helper): a future stores its arguments for its whole
+/// life, so a helper taking over the request would hold a second copy of everything.
+async fn serve<H: Handler>(
+    connection: Connection,
     handler: Arc<H>,
     request: Request,
     cx: RequestContext,
     (ordered_before, admission): (u64, Admission),
     cancels: Cancels,
-) -> (Outcome, Option<crate::order::BarrierDone>) {
+    (reply, place): (Reply, OwnedSemaphorePermit),
+) {
+    let holds = cx.holds.clone();
+    // Fires when this task ends, the answer queued or not.
+    let _answered = Answered(holds.clone());
+    let id = cx.id.clone();
+    let (outcome, barrier_done) = 'run: {
+        let shared = &connection.shared;
+        // Usually there is nothing to wait for: the ordered queue has delivered what came
+        // before, and no barrier or earlier message of the key is unfinished. Otherwise the
+        // waits are a future of their own, on the heap, made only then.
+        let admitted = if *shared.ordered_done.borrow() >= ordered_before {
+            admission.now()
+        } else {
+            Err(admission)
+        };
+        let (ticket, barrier_done) = match admitted {
+            Ok(admitted) => admitted,
+            Err(admission) => {
+                let waiting = wait_for_turn(&connection, ordered_before, admission, &cancels);
+                match Box::pin(waiting).await {
+                    Some(admitted) => admitted,
+                    None => break 'run (Err(RpcError::request_cancelled()), None),
+                }
+            }
+        };
+        *lock(&holds.ticket) = ticket;
+        let slot = match shared.slots.clone().try_acquire_owned() {
+            Ok(slot) => Some(slot),
+            Err(_) => {
+                let waiting = async {
+                    tokio::select! {
+                        biased;
+                        slot = shared.slots.clone().acquire_owned() => Ok(slot.ok()),
+                        () = cancels.by_peer_cancelled() => Err(()),
+                    }
+                };
+                match Box::pin(waiting).await {
+                    Ok(slot) => slot,
+                    Err(()) => {
+                        holds.release_all();
+                        break 'run (Err(RpcError::request_cancelled()), barrier_done);
+                    }
+                }
+            }
+        };
+        *lock(&holds.slot) = slot;
+        let grace = shared.options.cancel_grace;
+        // The handler runs in this task; a panic is caught at each poll, and an abort is
+        // dropping it.
+        let mut handling = std::pin::pin!(handler.handle_request(request, cx));
+        let mut work = std::future::poll_fn(move |context| {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                handling.as_mut().poll(context)
+            })) {
+                Ok(Poll::Ready(outcome)) => Poll::Ready(outcome),
+                Ok(Poll::Pending) => Poll::Pending,
+                Err(_) => Poll::Ready(Err(RpcError::internal_error("the handler panicked"))),
+            }
+        });
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut work => outcome,
+            () = cancels.token.cancelled() => {
+                // The handler sees its token fire and may still answer with the method's own
+                // cancellation result; one that does not within the grace is dropped (aborted).
+                Box::pin(tokio::time::timeout(grace, &mut work))
+                    .await
+                    .unwrap_or_else(|_| Err(RpcError::request_cancelled()))
+            }
+        };
+        drop(work);
+        // Whatever ended the handler (an answer, an abort, a panic), what it held is given back.
+        holds.release_all();
+        (outcome, barrier_done)
+    };
+    lock(&connection.shared.incoming).remove(&id);
+    if let Err(err) = &outcome {
+        crate::spans::record_error(&tracing::Span::current(), err.code);
+    }
+    let line = Message::Response(Response {
+        id: Some(id),
+        outcome,
+    })
+    .to_json();
+    answer(&connection, reply, line).await;
+    let after = std::mem::take(&mut *lock(&holds.after_answer));
+    for line in after {
+        let _ = connection.send_line(line).await;
+    }
+    // Only once the answer is queued: a barrier's answer goes before any later one.
+    drop(barrier_done);
+    drop(place);
+}
+
+/// Waits for what the ordered queue got before the request (notifications, answers), then for
+/// its admission (the barrier before it, the earlier messages of its key). `None`: the peer
+/// cancelled the request first.
+async fn wait_for_turn(
+    connection: &Connection,
+    ordered_before: u64,
+    admission: Admission,
+    cancels: &Cancels,
+) -> Option<(
+    Option<crate::order::Ticket>,
+    Option<crate::order::BarrierDone>,
+)> {
     let shared = &connection.shared;
-    // What the ordered queue got before this request (notifications, answers) is handled first:
-    // a handler sees the state they build, as the peer sent them (a permission request about a
-    // tool call announced on the line before). Notification handlers are quick and never wait
-    // for a request, so this wait is short; a connection that stops ends it.
+    // What the ordered queue got before this request is handled first: a handler sees the state
+    // it builds, as the peer sent it (a permission request about a tool call announced on the
+    // line before). Notification handlers are quick and never wait for a request, so this wait
+    // is short; a connection that stops ends it.
     let mut delivered = shared.ordered_done.subscribe();
     tokio::select! {
         biased;
         _ = delivered.wait_for(|done| *done >= ordered_before) => {}
-        () = cancels.by_peer_cancelled() => return (Err(RpcError::request_cancelled()), None),
+        () = cancels.by_peer_cancelled() => return None,
         () = shared.closed.cancelled() => {}
     }
     // Only the peer's own cancel ends the wait: at shutdown a request already read still runs
     // (with its cancellation fired) and is answered.
-    let (ticket, barrier_done) = tokio::select! {
+    tokio::select! {
         biased;
-        admitted = admission.wait() => admitted,
-        () = cancels.by_peer_cancelled() => return (Err(RpcError::request_cancelled()), None),
-    };
-    let holds = cx.holds.clone();
-    *lock(&holds.ticket) = ticket;
-    let slot = tokio::select! {
-        biased;
-        slot = shared.slots.clone().acquire_owned() => slot.ok(),
-        () = cancels.by_peer_cancelled() => {
-            holds.release_all();
-            return (Err(RpcError::request_cancelled()), barrier_done);
-        }
-    };
-    *lock(&holds.slot) = slot;
-    let grace = shared.options.cancel_grace;
-    // The handler runs in this task; a panic is caught at each poll, and an abort is dropping it.
-    let mut handling = std::pin::pin!(handler.handle_request(request, cx));
-    let mut work = std::future::poll_fn(move |context| {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handling.as_mut().poll(context)
-        })) {
-            Ok(Poll::Ready(outcome)) => Poll::Ready(outcome),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => Poll::Ready(Err(RpcError::internal_error("the handler panicked"))),
-        }
-    });
-    let outcome = tokio::select! {
-        biased;
-        outcome = &mut work => outcome,
-        () = cancels.token.cancelled() => {
-            // The handler sees its token fire and may still answer with the method's own
-            // cancellation result; one that does not within the grace is dropped (aborted).
-            tokio::time::timeout(grace, &mut work)
-                .await
-                .unwrap_or_else(|_| Err(RpcError::request_cancelled()))
-        }
-    };
-    drop(work);
-    // Whatever ended the handler (an answer, an abort, a panic), what it held is given back.
-    holds.release_all();
-    (outcome, barrier_done)
+        admitted = admission.wait() => Some(admitted),
+        () = cancels.by_peer_cancelled() => None,
+    }
 }
 
 /// Starts a keyed notification: delivered once every earlier message of its key has released
@@ -303,11 +356,17 @@ pub(super) async fn start_notification<H: Handler>(
 }
 
 /// Sends an answer where it belongs.
-pub(super) async fn answer(connection: &Connection, reply: Reply, message: Message) {
+///
+/// Takes the message as its line: a future holding only the line is smaller than one holding
+/// the message too.
+pub(super) async fn answer(connection: &Connection, reply: Reply, line: String) {
     match reply {
-        Reply::Direct => super::reader::send(connection, message).await,
+        Reply::Direct => {
+            // A closed connection has nobody to tell.
+            let _ = connection.send_line(line).await;
+        }
         Reply::Slot(slot) => {
-            let _ = slot.send(message.to_json());
+            let _ = slot.send(line);
         }
     }
 }

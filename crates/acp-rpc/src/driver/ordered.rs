@@ -1,6 +1,7 @@
 //! The ordered queue: unkeyed notifications and responses, delivered one at a time in arrival
 //! order, so a notification the peer sent before a response is handled before the caller of the
-//! request sees the response.
+//! request sees the response. A response read while the queue has delivered everything put on
+//! it is handed over by the reader itself: nothing is ahead of it, so the order is the same.
 
 use std::sync::Arc;
 

@@ -47,11 +47,16 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
         last_ordered: 0,
         overload: None,
     };
+    // Made once: a wait made anew for every line would register (and drop) a waiter on each
+    // token per line.
+    let closing = shared.closing.cancelled();
+    let closed = shared.closed.cancelled();
+    tokio::pin!(closing, closed);
     loop {
         let frame = tokio::select! {
             biased;
-            () = shared.closing.cancelled() => return,
-            () = shared.closed.cancelled() => return,
+            () = &mut closing => return,
+            () = &mut closed => return,
             frame = frames.next_frame() => frame,
         };
         let line = match frame {
@@ -117,7 +122,7 @@ impl<H: Handler> Dispatch<'_, H> {
                 incoming::answer(
                     self.connection,
                     reply,
-                    error_response(invalid.id, invalid.error),
+                    error_response(invalid.id, invalid.error).to_json(),
                 )
                 .await;
             }
@@ -161,7 +166,13 @@ impl<H: Handler> Dispatch<'_, H> {
                 }
             }
             Ok(Message::Response(response)) => {
-                self.enqueue(arrival, Ordered::Response(response)).await;
+                // Everything put on the ordered queue before it has been delivered: the answer
+                // goes to its caller now, in its order all the same, without the queue's hop.
+                if *self.connection.shared.ordered_done.borrow() >= self.last_ordered {
+                    super::ordered::deliver(self.connection, response);
+                } else {
+                    self.enqueue(arrival, Ordered::Response(response)).await;
+                }
             }
         }
     }
