@@ -1,5 +1,6 @@
-//! Round trips for an instruction count: `rpc_roundtrip_count PEER N` runs N round trips with
-//! `PEER` (`acp-rs`, `acp-rs-typed` or `official`) after one warm-up. `acp-rs-otel` and
+//! Round trips for an instruction count: `rpc_roundtrip_count PEER N [CALLERS]` runs N rounds
+//! of CALLERS concurrent round trips (1 by default: one after the other) with `PEER` (`acp-rs`,
+//! `acp-rs-typed` or `official`) after one warm-up. `acp-rs-otel` and
 //! `acp-rs-typed-otel` do the same with OpenTelemetry export on (`acp_sdk::telemetry`, to the
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` the caller sets), inside one root span: every message's span
 //! recorded, its trace context injected and adopted, the batches sent. Run it under callgrind at
@@ -13,6 +14,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let peer = args.next().unwrap_or_else(|| "acp-rs".into());
     let n: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let callers: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
     let otel = peer.ends_with("-otel");
     let peer = peer.trim_end_matches("-otel").to_owned();
     let telemetry = otel.then(|| acp_sdk::telemetry::init("rpc_roundtrip_count"));
@@ -31,9 +33,9 @@ fn main() {
                 roundtrip::acp_rs_raw(&client, &params).await;
                 for _ in 0..n {
                     if peer == "acp-rs" {
-                        roundtrip::acp_rs_raw(&client, &params).await;
+                        concurrently(callers, || roundtrip::acp_rs_raw(&client, &params)).await;
                     } else {
-                        roundtrip::acp_rs_typed(&client).await;
+                        concurrently(callers, || roundtrip::acp_rs_typed(&client)).await;
                     }
                 }
             }
@@ -41,7 +43,7 @@ fn main() {
                 let (client, stop) = roundtrip::official::start().await;
                 roundtrip::official_roundtrip(&client).await;
                 for _ in 0..n {
-                    roundtrip::official_roundtrip(&client).await;
+                    concurrently(callers, || roundtrip::official_roundtrip(&client)).await;
                 }
                 let _ = stop.send(());
             }
@@ -50,5 +52,14 @@ fn main() {
     });
     if let Some(telemetry) = telemetry {
         telemetry.shutdown();
+    }
+}
+
+/// `callers` round trips made by `trip` at once, on this task; one is simply awaited.
+async fn concurrently<F: std::future::Future<Output = ()>>(callers: usize, trip: impl Fn() -> F) {
+    if callers == 1 {
+        trip().await;
+    } else {
+        futures::future::join_all((0..callers).map(|_| trip())).await;
     }
 }
