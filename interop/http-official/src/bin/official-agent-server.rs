@@ -21,11 +21,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation,
-    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
-    SessionUpdate, StopReason, TextContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
+    PermissionOptionKind, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
+    TextContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo};
@@ -35,7 +34,10 @@ use clap::Parser;
 use tokio::sync::oneshot;
 
 #[derive(Parser, Debug)]
-#[command(name = "official-agent-server", about = "Official-SDK ACP agent over HTTP/WS")]
+#[command(
+    name = "official-agent-server",
+    about = "Official-SDK ACP agent over HTTP/WS"
+)]
 struct Cli {
     /// Loopback address to bind, e.g. 127.0.0.1:8123 (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -88,7 +90,11 @@ async fn run_turn(
     );
     let options = vec![
         PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-        PermissionOption::new("reject_once", "Reject once", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            "reject_once",
+            "Reject once",
+            PermissionOptionKind::RejectOnce,
+        ),
     ];
     let answer = cx
         .send_request(RequestPermissionRequest::new(
@@ -140,7 +146,10 @@ fn agent() -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, _cx| {
                 let session_id = fresh_session_id();
-                eprintln!("[agent] session/new cwd={} -> {session_id}", req.cwd.display());
+                eprintln!(
+                    "[agent] session/new cwd={} -> {session_id}",
+                    req.cwd.display()
+                );
                 new_state
                     .sessions
                     .lock()
@@ -190,7 +199,9 @@ fn agent() -> impl ConnectTo<Client> {
                         .remove(&session_id);
                     match outcome {
                         Ok(stop_reason) => {
-                            eprintln!("[agent] prompt done session={session_id} stop={stop_reason:?}");
+                            eprintln!(
+                                "[agent] prompt done session={session_id} stop={stop_reason:?}"
+                            );
                             responder.respond(PromptResponse::new(stop_reason))
                         }
                         Err(error) => {

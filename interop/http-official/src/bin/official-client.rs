@@ -24,7 +24,10 @@ use clap::Parser;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
-#[command(name = "official-client", about = "Official-SDK ACP client over HTTP/WS")]
+#[command(
+    name = "official-client",
+    about = "Official-SDK ACP client over HTTP/WS"
+)]
 struct Cli {
     /// Agent endpoint, e.g. http://127.0.0.1:8123/acp or ws://127.0.0.1:8123/acp.
     #[arg(long)]
