@@ -21,7 +21,7 @@ use reqwest::{StatusCode, Url};
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tokio::io::{BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -117,7 +117,7 @@ async fn write_to_sdk(mut writer: WriteHalf<DuplexStream>, mut from_server: mpsc
 
 /// Reads the SDK's lines until it hangs up.
 async fn read_sdk(reader: ReadHalf<DuplexStream>, lines: mpsc::Sender<Bytes>, max: usize) {
-    let mut frames = FrameReader::new(BufReader::new(reader), max);
+    let mut frames = FrameReader::new(reader, max);
     while let Ok(Some(frame)) = frames.next_frame().await {
         if let Frame::Line(line) = frame {
             if lines.send(Bytes::from(line)).await.is_err() {

@@ -7,7 +7,7 @@ use acp_rpc::framing::{write_line, Frame, FrameReader};
 use futures_util::{SinkExt, StreamExt};
 use reqwest::Url;
 use std::time::Duration;
-use tokio::io::{BufReader, DuplexStream};
+use tokio::io::DuplexStream;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -77,7 +77,7 @@ async fn carry(socket: Socket, pipe: DuplexStream, max: usize) -> Result<(), Cli
     let (reader, mut writer) = tokio::io::split(pipe);
     let (mut sink, mut frames) = socket.split();
     let outbound = async {
-        let mut lines = FrameReader::new(BufReader::new(reader), max);
+        let mut lines = FrameReader::new(reader, max);
         while let Ok(Some(frame)) = lines.next_frame().await {
             let Frame::Line(line) = frame else { continue };
             let Ok(text) = String::from_utf8(line) else {

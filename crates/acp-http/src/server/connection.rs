@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -525,7 +525,7 @@ async fn route_from_agent(
     reader: Box<dyn AsyncRead + Send + Unpin>,
     guard: Option<Box<dyn Any + Send>>,
 ) {
-    let mut frames = FrameReader::new(BufReader::new(reader), connection.limits.max_message_size);
+    let mut frames = FrameReader::new(reader, connection.limits.max_message_size);
     loop {
         let frame = tokio::select! {
             frame = frames.next_frame() => frame,

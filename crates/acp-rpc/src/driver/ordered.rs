@@ -14,9 +14,12 @@ use crate::handler::Handler;
 use crate::message::{Notification, Response};
 
 /// Messages delivered one at a time, in arrival order.
+///
+/// A response is boxed: the queue's channel allocates its slots in blocks per connection, and a
+/// slot is as large as the largest item (an error response's is over a hundred bytes).
 pub(crate) enum Ordered {
     Notification(Notification),
-    Response(Response),
+    Response(Box<Response>),
 }
 
 /// Delivers the queue's items; after each, [`Shared::ordered_done`](crate::connection::Shared)
@@ -35,7 +38,7 @@ pub(super) async fn run<H: Handler>(
                     .instrument(span)
                     .await;
             }
-            Ordered::Response(response) => deliver(&connection, response),
+            Ordered::Response(response) => deliver(&connection, *response),
         }
         connection.shared.ordered_done.send_replace(arrival);
     }

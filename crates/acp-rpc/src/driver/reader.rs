@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use tokio::io::{AsyncRead, BufReader};
+use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 
 use super::ordered::Ordered;
@@ -38,7 +38,7 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
     ordered: mpsc::Sender<(u64, Ordered)>,
 ) {
     let shared = &connection.shared;
-    let mut frames = FrameReader::new(BufReader::new(reader), shared.options.max_message_size);
+    let mut frames = FrameReader::new(reader, shared.options.max_message_size);
     let mut dispatch = Dispatch {
         connection,
         handler: &handler,
@@ -113,7 +113,8 @@ impl<H: Handler> Dispatch<'_, H> {
                         id: Some(id),
                         outcome: Err(error),
                     };
-                    self.enqueue(arrival, Ordered::Response(answer)).await;
+                    self.enqueue(arrival, Ordered::Response(Box::new(answer)))
+                        .await;
                 }
                 // A batch's slot dropped unanswered: no entry in the batch's reply.
                 drop(reply);
@@ -171,7 +172,8 @@ impl<H: Handler> Dispatch<'_, H> {
                 if *self.connection.shared.ordered_done.borrow() >= self.last_ordered {
                     super::ordered::deliver(self.connection, response);
                 } else {
-                    self.enqueue(arrival, Ordered::Response(response)).await;
+                    self.enqueue(arrival, Ordered::Response(Box::new(response)))
+                        .await;
                 }
             }
         }

@@ -20,7 +20,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 
 use crate::connection::{lock, Connection};
@@ -172,7 +171,7 @@ impl AgentProcess {
             tokio::spawn(async move {
                 // Lines are bounded as they are read: a child that never writes a newline
                 // cannot make this side hold more than the capacity.
-                let mut lines = FrameReader::new(BufReader::new(stream), capacity);
+                let mut lines = FrameReader::new(stream, capacity);
                 while let Ok(Some(frame)) = lines.next_frame().await {
                     let line = match frame {
                         Frame::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
