@@ -75,25 +75,20 @@ for _ in $(seq "$rounds"); do
     done
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "round trips, microseconds each (median of $rounds rounds of $trips):"
-printf '  %-9s %-16s %10s %10s\n' transport client "our server" "their server"
-for scheme in http ws; do
-    for client in ours theirs; do
-        printf '  %-9s %-16s %10s %10s\n' "$scheme" "$client" \
-            "$(median <<<"${samples[$scheme,$client,ours]}")" \
-            "$(median <<<"${samples[$scheme,$client,theirs]}")"
+table() { # title, name of the samples array
+    local -n of="$2"
+    echo "$1"
+    printf '  %-9s %-16s %10s %10s\n' transport client "our server" "their server"
+    for scheme in http ws; do
+        for client in ours theirs; do
+            printf '  %-9s %-16s %10s %10s\n' "$scheme" "$client" \
+                "$(median <<<"${of[$scheme,$client,ours]}")" \
+                "$(median <<<"${of[$scheme,$client,theirs]}")"
+        done
     done
-done
-
-echo "streamed updates per second (median of $rounds rounds of $updates):"
-printf '  %-9s %-16s %10s %10s\n' transport client "our server" "their server"
-for scheme in http ws; do
-    for client in ours theirs; do
-        printf '  %-9s %-16s %10s %10s\n' "$scheme" "$client" \
-            "$(median <<<"${streamed[$scheme,$client,ours]}")" \
-            "$(median <<<"${streamed[$scheme,$client,theirs]}")"
-    done
-done
+}
+table "round trips, microseconds each (median of $rounds rounds of $trips):" samples
+table "streamed updates per second (median of $rounds rounds of $updates):" streamed
 
 echo "idle connections: the server's resident memory per connection, KB ($count connections):"
 for scheme in http ws; do

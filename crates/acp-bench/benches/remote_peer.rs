@@ -147,16 +147,9 @@ impl Handler for Counter {
 
 /// Updates per second: one `_bench/stream` of `updates`, after one of a tenth as many.
 async fn stream(url: &str, updates: u64) -> f64 {
-    let remote = acp_http::client::connect(url, ClientOptions::default())
-        .await
-        .expect("connects");
     let counted = Arc::new(AtomicU64::new(0));
-    let (client, _task) = Connection::spawn(
-        remote.reader,
-        remote.writer,
-        Counter(counted.clone()),
-        ConnectionOptions::default(),
-    );
+    let client =
+        roundtrip::remote_connection(url, ClientOptions::default(), Counter(counted.clone())).await;
     let ask = |params: serde_json::Value| {
         let client = client.clone();
         async move {
@@ -167,19 +160,6 @@ async fn stream(url: &str, updates: u64) -> f64 {
                 .expect("the stream's answer")
         }
     };
-    client
-        .request_raw(
-            "initialize",
-            Some(
-                serde_json::value::to_raw_value(
-                    &serde_json::json!({"protocolVersion": 1, "clientCapabilities": {}}),
-                )
-                .expect("params"),
-            ),
-            RequestOptions::default(),
-        )
-        .await
-        .expect("initialize");
     ask(serde_json::json!({ "count": updates / 10 })).await;
     let before = counted.load(Ordering::Relaxed);
     let start = Instant::now();

@@ -180,13 +180,22 @@ pub fn echo_agent_io() -> std::io::Result<acp_http::server::AgentIo> {
 /// A client connected to `url`, past a v1 `initialize` (valid for an SDK agent too; the echo
 /// agent gives it back).
 pub async fn remote_client(url: &str, options: acp_http::client::ClientOptions) -> Connection {
+    remote_connection(url, options, Echo).await
+}
+
+/// [`remote_client`] with `handler` for what the agent sends.
+pub async fn remote_connection<H: Handler>(
+    url: &str,
+    options: acp_http::client::ClientOptions,
+    handler: H,
+) -> Connection {
     let remote = acp_http::client::connect(url, options)
         .await
         .expect("connects");
     let (client, _task) = Connection::spawn(
         remote.reader,
         remote.writer,
-        Echo,
+        handler,
         ConnectionOptions::default(),
     );
     client
