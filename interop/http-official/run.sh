@@ -48,7 +48,9 @@ check() { # name, expected substring, command...
     fi
 }
 
-start our_url "$ours/acp-reference-agent" --listen 127.0.0.1:0 --step-delay-ms 2
+# --no-auth: loopback only, and the official client here sends no bearer token (our server has
+# required one since the hardening issue; without it every official-client case fails 401).
+start our_url "$ours/acp-reference-agent" --listen 127.0.0.1:0 --no-auth --step-delay-ms 2
 start their_url "$theirs/official-agent-server" --listen 127.0.0.1:0
 
 for scheme in http ws; do
