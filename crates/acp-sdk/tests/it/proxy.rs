@@ -174,6 +174,13 @@ async fn call(
     Ok(serde_json::from_str(answer.get()).expect("json"))
 }
 
+/// The conductor's `proxy/initialize` (the schema's dialect), answered.
+async fn initialize(conductor: &Connection) {
+    call(conductor, "proxy/initialize", json!({"protocolVersion": 1}))
+        .await
+        .expect("initialized");
+}
+
 fn prompt(session: &str) -> Value {
     json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]})
 }
@@ -248,13 +255,7 @@ async fn a_proxy_refuses_what_comes_before_its_initialization_and_malformed_enve
         .await
         .expect_err("not a proxy's");
     assert_eq!(early.code(), acp_rpc::codes::INVALID_REQUEST, "{early}");
-    call(
-        &conductor,
-        "proxy/initialize",
-        json!({"protocolVersion": 1}),
-    )
-    .await
-    .expect("initialized");
+    initialize(&conductor).await;
     for bad in [json!({"params": {}}), json!({"method": "x", "params": 3})] {
         let err = call(&conductor, "proxy/successor", bad)
             .await
@@ -270,13 +271,7 @@ async fn a_proxy_refuses_what_comes_before_its_initialization_and_malformed_enve
 #[tokio::test]
 async fn a_wrapped_cancel_request_is_not_passed_on_with_another_links_id() {
     let (conductor, _, wire) = serve_copying(Counting::default());
-    call(
-        &conductor,
-        "proxy/initialize",
-        json!({"protocolVersion": 1}),
-    )
-    .await
-    .expect("initialized");
+    initialize(&conductor).await;
     let cancel = json!({"method": "$/cancel_request", "params": {"requestId": 1}});
     conductor
         .notify_raw(
