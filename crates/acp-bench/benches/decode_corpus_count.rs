@@ -5,8 +5,19 @@
 //!
 //! - `ignored`: `serde_json` into `IgnoredAny`, JSON validation with no model (the limit);
 //! - `value`: into `serde_json::Value`;
-//! - `typed`: into `acp_v2::UpdateSessionNotification`;
+//! - `typed`: into `acp_v2::UpdateSessionNotification` (`acp_v1::SessionNotification` for a v1
+//!   corpus);
+//! - `reduce`: the same, each update then applied to one session's state (`acp_session`'s
+//!   reducer), so `reduce - typed` is the reducer's cost;
 //! - `encode-value` / `encode-typed`: encoding values decoded before the passes.
+//!
+//! The corpus is chosen by the `CORPUS` environment variable:
+//!
+//! - unset or `generated`: the seeded 10,000-entry v2 corpus (`corpus::session_updates`);
+//! - `v2` or `v1`: every `session/update` of the project's recorded session fixtures
+//!   (`fixtures/v2/sessions`, `fixtures/v1/sessions`), repeated to 10,000 entries;
+//! - `v2:DIR` or `v1:DIR`: the same from any directory of recordings (such as the
+//!   `transcript.ndjson` files of `acp proxy --record` in front of real agents).
 //!
 //! Run under callgrind at two pass counts (`scripts/callgrind-decode.sh`): the difference is the
 //! cost of the passes, corpus generation excluded. No timing here.
@@ -14,8 +25,45 @@
 mod corpus;
 
 use std::hint::black_box;
+use std::path::PathBuf;
 
+use corpus::recorded::{self, Version};
 use serde::de::IgnoredAny;
+
+/// The entries of the corpus `CORPUS` names, with the version whose model decodes them.
+fn load_corpus() -> (Vec<corpus::Entry>, Version) {
+    let chosen = std::env::var("CORPUS").unwrap_or_default();
+    if chosen.is_empty() || chosen == "generated" {
+        return (corpus::session_updates(10_000, 7), Version::V2);
+    }
+    let (version, dir) = chosen.split_once(':').unwrap_or((chosen.as_str(), ""));
+    let version = match version {
+        "v1" => Version::V1,
+        "v2" => Version::V2,
+        other => {
+            eprintln!("CORPUS `{other}`: expected generated, v1, v2, v1:DIR or v2:DIR");
+            std::process::exit(2);
+        }
+    };
+    let dir = if dir.is_empty() {
+        let name = if version == Version::V1 { "v1" } else { "v2" };
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/{name}/sessions"))
+    } else {
+        PathBuf::from(dir)
+    };
+    let read = recorded::read(&dir, |params| match version {
+        Version::V1 => serde_json::from_str::<acp_v1::SessionNotification>(params).is_ok(),
+        Version::V2 => serde_json::from_str::<acp_v2::UpdateSessionNotification>(params).is_ok(),
+    });
+    eprintln!(
+        "{}: {} updates in {} files ({} refused by the model and left out)",
+        dir.display(),
+        read.entries.len(),
+        read.files,
+        read.refused
+    );
+    (recorded::repeated(&read.entries, 10_000), version)
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -23,11 +71,16 @@ fn main() {
     let category = args.next().unwrap_or_else(|| "all".into());
     let passes: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
     let wanted = corpus::category(&category);
-    let entries: Vec<String> = corpus::session_updates(10_000, 7)
+    let (corpus, version) = load_corpus();
+    let entries: Vec<String> = corpus
         .into_iter()
         .filter(|e| wanted.is_none_or(|c| c == e.category))
         .map(|e| e.json)
         .collect();
+    if version == Version::V1 {
+        run_v1(&mode, passes, &entries);
+        return;
+    }
     let typed: Vec<acp_v2::UpdateSessionNotification> = if mode == "encode-typed" {
         entries
             .iter()
@@ -76,6 +129,15 @@ fn run_passes(
                     );
                 }
             }
+            "reduce" => {
+                let mut state = acp_session::v2::SessionState::new();
+                for e in entries {
+                    let n: acp_v2::UpdateSessionNotification =
+                        serde_json::from_str(e).expect("decodes");
+                    state.apply(n.update);
+                }
+                black_box(&state);
+            }
             "encode-value" => {
                 encode_all(values);
             }
@@ -87,6 +149,32 @@ fn run_passes(
                 std::process::exit(2);
             }
         }
+    }
+}
+
+/// The passes over a v1 corpus: `ignored`, `value`, `typed` and `reduce` as for v2, with v1's
+/// model and reducer.
+#[inline(never)]
+fn run_v1(mode: &str, passes: usize, entries: &[String]) {
+    let v2_only = ["encode-value", "encode-typed"];
+    if v2_only.contains(&mode) {
+        eprintln!("mode `{mode}` is measured on v2 corpora only");
+        std::process::exit(2);
+    }
+    if mode != "typed" && mode != "reduce" {
+        return run_passes(mode, passes, entries, &[], &[]);
+    }
+    for _ in 0..passes {
+        let mut state = acp_session::v1::SessionState::new();
+        for e in entries {
+            let n: acp_v1::SessionNotification = serde_json::from_str(e).expect("decodes");
+            if mode == "reduce" {
+                state.apply(n.update);
+            } else {
+                black_box(n);
+            }
+        }
+        black_box(&state);
     }
 }
 

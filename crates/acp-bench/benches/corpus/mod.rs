@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod recorded;
+
 use acp_testkit::Lcg;
 use base64::Engine;
 use serde_json::{json, Value};
