@@ -57,7 +57,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         let mut skipped: Option<usize> = None;
         loop {
             let pending = &self.buf[self.start..];
-            if let Some(i) = pending.iter().position(|&b| b == b'\n') {
+            if let Some(i) = memchr::memchr(b'\n', pending) {
                 let line_start = self.start;
                 self.start += i + 1;
                 let frame = match skipped.take() {

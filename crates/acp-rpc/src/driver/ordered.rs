@@ -40,8 +40,20 @@ pub(super) async fn run<H: Handler>(
             }
             Ordered::Response(response) => deliver(&connection, *response),
         }
-        connection.shared.ordered_done.send_replace(arrival);
+        mark_done(&connection, arrival);
     }
+}
+
+/// Records that everything up to `arrival` is delivered, waking the requests that wait for it.
+/// With none waiting the value is only stored: waking a watch's waiters costs more than
+/// delivering a notification. Whether any wait is decided under the value's lock, and a wait
+/// subscribes before it reads the value, so a request either sees the new value or is woken.
+fn mark_done(connection: &Connection, arrival: u64) {
+    let done = &connection.shared.ordered_done;
+    done.send_if_modified(|value| {
+        *value = arrival;
+        done.receiver_count() > 0
+    });
 }
 
 /// Hands a response to the request waiting for it.

@@ -48,16 +48,20 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
         overload: None,
     };
     // Made once: a wait made anew for every line would register (and drop) a waiter on each
-    // token per line.
+    // token per line. They are polled only when no line is ready; while lines keep coming, the
+    // flags are read before each one, so a closing connection stops reading either way.
     let closing = shared.closing.cancelled();
     let closed = shared.closed.cancelled();
     tokio::pin!(closing, closed);
     loop {
+        if shared.closing.is_cancelled() || shared.closed.is_cancelled() {
+            return;
+        }
         let frame = tokio::select! {
             biased;
+            frame = frames.next_frame() => frame,
             () = &mut closing => return,
             () = &mut closed => return,
-            frame = frames.next_frame() => frame,
         };
         let line = match frame {
             Ok(Some(Frame::Line(line))) => line,
