@@ -172,7 +172,7 @@ fn session_fields(raw: &RawValue) -> Option<SessionFields<'_>> {
 /// line (newline-delimited framing, one SSE `data:` line). Strings are kept byte for byte: a line
 /// break can only be whitespace in valid JSON.
 pub(crate) fn one_line(text: &[u8]) -> Cow<'_, [u8]> {
-    if !text.iter().any(|&b| b == b'\n' || b == b'\r') {
+    if memchr::memchr2(b'\n', b'\r', text).is_none() {
         return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());

@@ -3,15 +3,19 @@
 
 use super::{ClientError, ClientOptions};
 use crate::wire;
-use acp_rpc::framing::{write_line, Frame, FrameReader};
-use futures_util::{SinkExt, StreamExt};
+use acp_rpc::framing::{Frame, FrameReader};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use reqwest::Url;
 use std::time::Duration;
-use tokio::io::DuplexStream;
+use tokio::io::{AsyncWriteExt, BufWriter, DuplexStream};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+/// How many bytes of lines read from the socket are gathered before they are written to the
+/// SDK's pipe (a longer line is written through).
+const INBOUND_BUFFER: usize = 8 * 1024;
 
 /// Opens the socket and starts carrying messages over it.
 pub(super) async fn start(
@@ -74,7 +78,7 @@ type Socket =
 /// Carries messages until the server closes the socket or the SDK hangs up. Both directions run
 /// side by side, so neither waits for the other.
 async fn carry(socket: Socket, pipe: DuplexStream, max: usize) -> Result<(), ClientError> {
-    let (reader, mut writer) = tokio::io::split(pipe);
+    let (reader, writer) = tokio::io::split(pipe);
     let (mut sink, mut frames) = socket.split();
     let outbound = async {
         let mut lines = FrameReader::new(reader, max);
@@ -89,20 +93,42 @@ async fn carry(socket: Socket, pipe: DuplexStream, max: usize) -> Result<(), Cli
         }
         let _ = sink.send(Message::Close(None)).await;
     };
+    // Lines go to the SDK through a buffer that is flushed when no further frame has arrived:
+    // a burst of updates reaches the SDK's reader in one write and one wake-up, not two per
+    // message. Frames are written in the order they were read.
     let inbound = async {
-        while let Some(frame) = frames.next().await {
+        let mut writer = BufWriter::with_capacity(INBOUND_BUFFER, writer);
+        loop {
+            let frame = match frames.next().now_or_never() {
+                Some(frame) => frame,
+                None => {
+                    if writer.flush().await.is_err() {
+                        return Ok(());
+                    }
+                    frames.next().await
+                }
+            };
+            let Some(frame) = frame else { break };
             match frame {
                 Ok(Message::Text(text)) => {
                     let line = wire::one_line(text.as_bytes());
-                    if write_line(&mut writer, &line).await.is_err() {
+                    let written = async {
+                        writer.write_all(&line).await?;
+                        writer.write_all(b"\n").await
+                    };
+                    if written.await.is_err() {
                         return Ok(());
                     }
                 }
-                Ok(Message::Close(_)) => return Ok(()),
+                Ok(Message::Close(_)) => break,
                 Ok(_) => {}
-                Err(err) => return Err(ClientError::Network(err.to_string())),
+                Err(err) => {
+                    let _ = writer.flush().await;
+                    return Err(ClientError::Network(err.to_string()));
+                }
             }
         }
+        let _ = writer.flush().await;
         Ok(())
     };
     tokio::pin!(inbound);
