@@ -7,7 +7,9 @@
 //! - `value`: into `serde_json::Value`;
 //! - `typed`: into `acp_v2::UpdateSessionNotification` (`acp_v1::SessionNotification` for a v1
 //!   corpus);
-//! - `reduce`: the same, each update then applied to one session's state (`acp_session`'s
+//! - `routed`: the same params decoded the way the SDK decodes a message, by its method
+//!   (`AgentNotification::route("session/update", params)`);
+//! - `reduce`: the same as `typed`, each update then applied to one session's state (`acp_session`'s
 //!   reducer), so `reduce - typed` is the reducer's cost;
 //! - `encode-value` / `encode-typed`: encoding values decoded before the passes.
 //!
@@ -27,8 +29,10 @@ mod corpus;
 use std::hint::black_box;
 use std::path::PathBuf;
 
+use acp_support::method::Routed;
 use corpus::recorded::{self, Version};
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 /// The entries of the corpus `CORPUS` names, with the version whose model decodes them.
 fn load_corpus() -> (Vec<corpus::Entry>, Version) {
@@ -97,7 +101,31 @@ fn main() {
     } else {
         Vec::new()
     };
+    let raws: Vec<Box<RawValue>> = if mode == "routed" {
+        entries
+            .iter()
+            .map(|e| RawValue::from_string(e.clone()).expect("JSON text"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if mode == "routed" {
+        return run_routed(passes, &raws);
+    }
     run_passes(&mode, passes, &entries, &typed, &values);
+}
+
+/// The `routed` passes: each update's params decoded by method, as the SDK does.
+#[inline(never)]
+fn run_routed(passes: usize, raws: &[Box<RawValue>]) {
+    for _ in 0..passes {
+        for raw in raws {
+            black_box(
+                <acp_v2::AgentNotification as Routed>::route("session/update", Some(raw))
+                    .expect("decodes"),
+            );
+        }
+    }
 }
 
 /// The measured part (callgrind can collect it alone: `--toggle-collect=*run_passes*`).

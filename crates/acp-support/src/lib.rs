@@ -18,6 +18,7 @@ mod capture;
 pub mod de;
 pub mod drafts;
 pub mod enums;
+mod error_path;
 mod extra;
 mod json_text;
 mod meta;

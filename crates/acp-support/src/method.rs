@@ -74,13 +74,11 @@ pub fn decode<T: DeserializeOwned>(
     })
 }
 
-/// Decodes JSON text into `T`; an error comes with the path of the offending value.
+/// Decodes JSON text into `T`; an error comes with the path of the offending value
+/// (`prompt[0].text`, `.` for the top level), found from the error's position once decoding has
+/// failed, so a message that decodes pays nothing for it.
 pub fn decode_json<T: DeserializeOwned>(text: &str) -> Result<T, (String, serde_json::Error)> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut deserializer)
-        .map_err(|err| (err.path().to_string(), err.into_inner()))?;
-    deserializer.end().map_err(|err| (".".to_owned(), err))?;
-    Ok(value)
+    serde_json::from_str(text).map_err(|err| (crate::error_path::at(text, &err), err))
 }
 
 /// A message for an extension method (`_`-prefixed) with its params kept as raw JSON.
