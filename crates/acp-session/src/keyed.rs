@@ -11,8 +11,10 @@ use serde::{Serialize, Serializer};
 pub struct Keyed<K, V> {
     entries: VecDeque<(K, V)>,
     /// Each key's position counted from the first entry ever held, so that letting the oldest
-    /// go moves no other position.
-    index: HashMap<K, u64>,
+    /// go moves no other position. The ids are the peer's choice, so the hasher is seeded at
+    /// random per map (foldhash, as acp-rpc's table of incoming requests: a fraction of SipHash's
+    /// cost on short ids).
+    index: HashMap<K, u64, foldhash::quality::RandomState>,
     /// How many entries have gone from the front.
     base: u64,
 }
@@ -21,7 +23,7 @@ impl<K, V> Default for Keyed<K, V> {
     fn default() -> Self {
         Self {
             entries: VecDeque::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             base: 0,
         }
     }

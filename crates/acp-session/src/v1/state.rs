@@ -102,8 +102,9 @@ pub struct SessionState {
     /// Messages in order.
     pub messages: Vec<Message>,
     /// Where each message with an id is in `messages` (v1 ids, like v2's, are per message type).
+    /// The ids are the peer's choice: the hasher is seeded at random (foldhash, as `Keyed`).
     #[serde(skip)]
-    pub(super) message_index: HashMap<(Role, MessageId), usize>,
+    pub(super) message_index: HashMap<(Role, MessageId), usize, foldhash::quality::RandomState>,
     /// `true` while the last update was a chunk: an id-less chunk continues the last message only
     /// then (a tool call or any other update in between starts a new message).
     #[serde(skip)]
