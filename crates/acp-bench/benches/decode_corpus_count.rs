@@ -85,6 +85,13 @@ fn main() {
         run_v1(&mode, passes, &entries);
         return;
     }
+    if mode == "routed" {
+        let raws: Vec<Box<RawValue>> = entries
+            .iter()
+            .map(|e| RawValue::from_string(e.clone()).expect("JSON text"))
+            .collect();
+        return run_routed(passes, &raws);
+    }
     let typed: Vec<acp_v2::UpdateSessionNotification> = if mode == "encode-typed" {
         entries
             .iter()
@@ -101,17 +108,6 @@ fn main() {
     } else {
         Vec::new()
     };
-    let raws: Vec<Box<RawValue>> = if mode == "routed" {
-        entries
-            .iter()
-            .map(|e| RawValue::from_string(e.clone()).expect("JSON text"))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    if mode == "routed" {
-        return run_routed(passes, &raws);
-    }
     run_passes(&mode, passes, &entries, &typed, &values);
 }
 

@@ -5,7 +5,6 @@
 # Usage: [CORPUS=generated|v1|v2|v1:DIR|v2:DIR] crates/acp-bench/scripts/callgrind-decode.sh [CATEGORY...]
 # (the corpora are described in benches/decode_corpus_count.rs; v1 corpora have no encode columns)
 #   typed/lim   decoding's instructions over the limit's
-#   red/msg     the reducer's instructions per update (reduce - typed)
 #   reducer×    how many times the decode rate the reducer applies updates at: typed / (reduce - typed)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."

@@ -35,7 +35,8 @@ enum Open {
         key: Option<String>,
         expecting_key: bool,
     },
-    /// An array, with the index of the element being read (`None` before it starts).
+    /// An array, with the index of the element being read and whether that element has begun
+    /// (an error at `[` or right after a `,` is the array's, not an element's).
     Array { index: usize, started: bool },
 }
 
