@@ -13,15 +13,18 @@ use super::connection::{Connection, Profile};
 use super::http::{open_error, refuse};
 use super::registry::Registry;
 use crate::wire::{self, Peek};
-use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use http::{HeaderValue, StatusCode};
 use std::sync::Arc;
 
 /// The socket's read chunk.
 pub(crate) const SOCKET_READ_CHUNK: usize = 8 * 1024;
+
+/// How many bytes of queued messages are gathered before they are written to the socket.
+const SOCKET_WRITE_CHUNK: usize = 8 * 1024;
 
 /// Room in the write buffer beyond the largest message: a few pongs and a close frame.
 const WRITE_BUFFER_SLACK: usize = 4 * 1024;
@@ -41,11 +44,12 @@ pub(crate) fn upgrade(
     };
     let max = registry.options.max_message_size;
     let id = connection.id.clone();
-    // tungstenite reads in 128 KiB chunks by default, held per socket even when idle; 8 KiB
-    // reads and unbuffered writes keep an idle socket small (larger messages still arrive whole).
+    // tungstenite reads in 128 KiB chunks and gathers 128 KiB of writes by default, held per
+    // socket even when idle; 8 KiB chunks keep an idle socket small (larger messages still
+    // arrive whole, and go out whole).
     let mut response = upgrade
         .read_buffer_size(SOCKET_READ_CHUNK)
-        .write_buffer_size(0)
+        .write_buffer_size(SOCKET_WRITE_CHUNK)
         .max_write_buffer_size(max.saturating_add(WRITE_BUFFER_SLACK))
         .max_message_size(max)
         .max_frame_size(max)
@@ -98,11 +102,25 @@ async fn run(socket: WebSocket, connection: Arc<Connection>, registry: Arc<Regis
         let Ok(mut reader) = connection.main_stream().attach(None) else {
             return;
         };
-        while let Some((_, message)) = reader.next().await {
-            let Ok(text) = std::str::from_utf8(&message) else {
+        loop {
+            // Messages already queued are fed to the write buffer and go out together: the
+            // buffer is flushed when no further message is ready (or, past `SOCKET_WRITE_CHUNK`,
+            // by tungstenite), so a burst costs a few writes instead of one per message.
+            let next = match reader.next().now_or_never() {
+                Some(next) => next,
+                None => {
+                    if sink.flush().await.is_err() {
+                        return;
+                    }
+                    reader.next().await
+                }
+            };
+            let Some((_, message)) = next else { break };
+            // The stream's messages are the agent's lines, UTF-8 checked when they were read.
+            let Ok(text) = Utf8Bytes::try_from(message) else {
                 continue;
             };
-            if sink.send(Message::Text(text.into())).await.is_err() {
+            if sink.feed(Message::Text(text)).await.is_err() {
                 return;
             }
         }

@@ -314,3 +314,81 @@ async fn shutdown_answers_requests_in_flight_then_ends_connections() {
         .expect("the client sees the end");
     assert!(matches!(ended, Ok(None)), "{ended:?}");
 }
+
+#[tokio::test]
+async fn a_burst_over_websocket_arrives_one_frame_per_message_in_order_with_pongs() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    // The server gathers queued messages into one write buffer: a burst many times its size,
+    // with messages larger than it, must still arrive one text frame per message, in order,
+    // and a ping sent mid-burst must still be answered.
+    let (_server, url) = common::start(ServerOptions::default()).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(url.replace("http://", "ws://"))
+        .await
+        .expect("the socket opens");
+    let mut id = 0u64;
+    let mut call = async |socket: &mut tokio_tungstenite::WebSocketStream<_>, method, params| {
+        id += 1;
+        let request = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+        socket
+            .send(Message::text(request.to_string()))
+            .await
+            .expect("sends");
+        id
+    };
+    call(&mut socket, "initialize", json!({"protocolVersion":1})).await;
+    call(&mut socket, "session/new", json!({"cwd":"/"})).await;
+    let mut session = None;
+    while session.is_none() {
+        let Some(Ok(Message::Text(text))) = socket.next().await else {
+            panic!("a text frame");
+        };
+        let message: Value = serde_json::from_str(&text).expect("one JSON message per frame");
+        session = message["result"]["sessionId"].as_str().map(str::to_owned);
+    }
+    for (count, size) in [(2000, 40), (60, 20_000)] {
+        let emit = call(
+            &mut socket,
+            "emit",
+            json!({"sessionId":session,"count":count,"size":size}),
+        )
+        .await;
+        socket
+            .send(Message::Ping(b"mid-burst".to_vec().into()))
+            .await
+            .expect("pings");
+        let (mut seqs, mut pongs) = (Vec::new(), 0);
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
+                .await
+                .expect("a frame within 10 s")
+                .expect("the socket is open")
+                .expect("a frame");
+            match frame {
+                Message::Text(text) => {
+                    let message: Value =
+                        serde_json::from_str(&text).expect("one JSON message per frame");
+                    if message["id"] == json!(emit) {
+                        assert_eq!(message["result"]["emitted"], count);
+                        break;
+                    }
+                    seqs.extend(seq(&message));
+                }
+                Message::Pong(payload) => {
+                    assert_eq!(&payload[..], b"mid-burst");
+                    pongs += 1;
+                }
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+        assert_eq!(seqs, (0..count).collect::<Vec<_>>(), "size {size}");
+        // The pong may trail the burst's answer; wait for it if it has not come yet.
+        while pongs == 0 {
+            match tokio::time::timeout(Duration::from_secs(10), socket.next()).await {
+                Ok(Some(Ok(Message::Pong(_)))) => pongs += 1,
+                other => panic!("a pong, not {other:?}"),
+            }
+        }
+        assert_eq!(pongs, 1);
+    }
+}
