@@ -7,9 +7,10 @@
 use std::sync::Arc;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::framing::write_line;
+use crate::queue;
 
 /// One item for the writer.
 #[derive(Debug)]
@@ -23,7 +24,7 @@ pub(crate) enum Outgoing {
 /// The sending side of the queue (cheap to clone).
 #[derive(Debug, Clone)]
 pub(crate) struct Outbox {
-    lines: mpsc::Sender<Outgoing>,
+    lines: queue::Sender<Outgoing>,
     bytes: Arc<Semaphore>,
     max_bytes: usize,
 }
@@ -34,9 +35,9 @@ pub(crate) struct WriterGone;
 
 impl Outbox {
     /// A queue of at most `capacity` lines and `max_bytes` bytes, and its receiving end.
-    pub(crate) fn new(capacity: usize, max_bytes: usize) -> (Self, mpsc::Receiver<Outgoing>) {
+    pub(crate) fn new(capacity: usize, max_bytes: usize) -> (Self, queue::Receiver<Outgoing>) {
         let max_bytes = max_bytes.clamp(1, Semaphore::MAX_PERMITS);
-        let (lines, receiver) = mpsc::channel(capacity.max(1));
+        let (lines, receiver) = queue::bounded(capacity);
         let outbox = Self {
             lines,
             bytes: Arc::new(Semaphore::new(max_bytes)),
@@ -84,7 +85,7 @@ impl Outbox {
         };
         self.lines
             .try_send(Outgoing::Line(line, bytes))
-            .map_err(|err| match err.into_inner() {
+            .map_err(|item| match item {
                 Outgoing::Line(line, _) => line,
                 Outgoing::Close => String::new(),
             })
@@ -101,7 +102,7 @@ impl Outbox {
 /// the writer down.
 pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut queue: mpsc::Receiver<Outgoing>,
+    mut queue: queue::Receiver<Outgoing>,
 ) {
     while let Some(item) = queue.recv().await {
         match item {

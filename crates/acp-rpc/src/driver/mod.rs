@@ -21,7 +21,6 @@ mod reader;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
@@ -29,6 +28,7 @@ use crate::connection::{lock, Connection};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::outbox::{write_loop, Outgoing};
+use crate::queue;
 
 pub(crate) use incoming::Cancels;
 
@@ -44,7 +44,7 @@ pub(crate) fn start<R, W, H>(
     connection: Connection,
     reader: R,
     writer: W,
-    outgoing: mpsc::Receiver<Outgoing>,
+    outgoing: queue::Receiver<Outgoing>,
     handler: Arc<H>,
 ) -> JoinHandle<()>
 where
@@ -64,7 +64,7 @@ where
         }
         .instrument(span.clone())
     });
-    let (ordered_tx, ordered_rx) = mpsc::channel(connection.shared.options.queue_capacity.max(1));
+    let (ordered_tx, ordered_rx) = queue::bounded(connection.shared.options.queue_capacity);
     let ordered_task = tokio::spawn(
         ordered::run(connection.clone(), ordered_rx, handler.clone()).instrument(span.clone()),
     );

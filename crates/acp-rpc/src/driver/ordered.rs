@@ -5,18 +5,18 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::connection::{lock, Connection};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Notification, Response};
+use crate::queue;
 
 /// Messages delivered one at a time, in arrival order.
 ///
-/// A response is boxed: the queue's channel allocates its slots in blocks per connection, and a
-/// slot is as large as the largest item (an error response's is over a hundred bytes).
+/// A response is boxed: a slot of the queue is as large as the largest item (an error response's
+/// is over a hundred bytes).
 pub(crate) enum Ordered {
     Notification(Notification),
     Response(Box<Response>),
@@ -26,7 +26,7 @@ pub(crate) enum Ordered {
 /// says the arrival number reached, for the requests that wait for what arrived before them.
 pub(super) async fn run<H: Handler>(
     connection: Connection,
-    mut queue: mpsc::Receiver<(u64, Ordered)>,
+    mut queue: queue::Receiver<(u64, Ordered)>,
     handler: Arc<H>,
 ) {
     while let Some((arrival, item)) = queue.recv().await {

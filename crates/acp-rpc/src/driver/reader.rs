@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::queue;
 use tokio::io::AsyncRead;
-use tokio::sync::mpsc;
 
 use super::ordered::Ordered;
 use super::{batch, incoming, Reply};
@@ -19,7 +19,7 @@ use crate::order::Lane;
 pub(super) struct Dispatch<'a, H> {
     pub(super) connection: &'a Connection,
     pub(super) handler: &'a Arc<H>,
-    pub(super) ordered: &'a mpsc::Sender<(u64, Ordered)>,
+    pub(super) ordered: &'a queue::Sender<(u64, Ordered)>,
     /// The arrival number of the last message read.
     pub(super) arrivals: u64,
     /// The arrival number of the last message put on the ordered queue: a request read now
@@ -35,7 +35,7 @@ pub(super) async fn run<R: AsyncRead + Unpin, H: Handler>(
     connection: &Connection,
     reader: R,
     handler: Arc<H>,
-    ordered: mpsc::Sender<(u64, Ordered)>,
+    ordered: queue::Sender<(u64, Ordered)>,
 ) {
     let shared = &connection.shared;
     let mut frames = FrameReader::new(reader, shared.options.max_message_size);
