@@ -44,8 +44,16 @@ pub enum Lane {
 
 /// Which methods are lifecycle barriers, which are ordered by a key in their params, and which
 /// must not be sent in a batch. Empty by default: every message is [`Lane::Free`].
+///
+/// Cheap to clone: the sets are shared, so the connections of one server hold one copy (they
+/// are copied only when a shared rule set is changed).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OrderRules {
+    sets: Arc<RuleSets>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct RuleSets {
     barriers: BTreeSet<String>,
     /// Method → the params member holding its key.
     keyed: BTreeMap<String, String>,
@@ -65,7 +73,9 @@ impl OrderRules {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.barriers.extend(methods.into_iter().map(Into::into));
+        Arc::make_mut(&mut self.sets)
+            .barriers
+            .extend(methods.into_iter().map(Into::into));
         self
     }
 
@@ -76,8 +86,9 @@ impl OrderRules {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        let sets = Arc::make_mut(&mut self.sets);
         for method in methods {
-            self.keyed.insert(method.into(), field.to_owned());
+            sets.keyed.insert(method.into(), field.to_owned());
         }
         self
     }
@@ -90,28 +101,39 @@ impl OrderRules {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.unbatchable.extend(methods.into_iter().map(Into::into));
+        Arc::make_mut(&mut self.sets)
+            .unbatchable
+            .extend(methods.into_iter().map(Into::into));
         self
     }
 
-    /// The union of two rule sets (a method both keyed and a barrier is a barrier).
+    /// The union of two rule sets (a method both keyed and a barrier is a barrier). When one of
+    /// them has no rules the result shares the other's sets.
     #[must_use]
     pub fn merge(mut self, other: OrderRules) -> Self {
-        self.barriers.extend(other.barriers);
-        for (method, field) in other.keyed {
-            self.keyed.entry(method).or_insert(field);
+        if other.sets.is_empty() {
+            return self;
         }
-        self.unbatchable.extend(other.unbatchable);
+        if self.sets.is_empty() {
+            return other;
+        }
+        let sets = Arc::make_mut(&mut self.sets);
+        let other = Arc::unwrap_or_clone(other.sets);
+        sets.barriers.extend(other.barriers);
+        for (method, field) in other.keyed {
+            sets.keyed.entry(method).or_insert(field);
+        }
+        sets.unbatchable.extend(other.unbatchable);
         self
     }
 
     /// The lane of a message. A keyed method whose params lack the key is [`Lane::Free`] (its
     /// handler will answer the missing field).
     pub fn lane(&self, method: &str, params: Option<&RawValue>) -> Lane {
-        if self.barriers.contains(method) {
+        if self.sets.barriers.contains(method) {
             return Lane::Barrier;
         }
-        match (self.keyed.get(method), params) {
+        match (self.sets.keyed.get(method), params) {
             (Some(field), Some(params)) => key_of(params, field).map_or(Lane::Free, Lane::Keyed),
             _ => Lane::Free,
         }
@@ -119,12 +141,18 @@ impl OrderRules {
 
     /// `true` for a method that must not be batched.
     pub fn is_unbatchable(&self, method: &str) -> bool {
-        self.unbatchable.contains(method)
+        self.sets.unbatchable.contains(method)
     }
 
     /// `true` when no method is ordered.
     pub fn is_empty(&self) -> bool {
-        self.barriers.is_empty() && self.keyed.is_empty()
+        self.sets.barriers.is_empty() && self.sets.keyed.is_empty()
+    }
+}
+
+impl RuleSets {
+    fn is_empty(&self) -> bool {
+        self.barriers.is_empty() && self.keyed.is_empty() && self.unbatchable.is_empty()
     }
 }
 

@@ -50,8 +50,13 @@ pub(crate) struct VersionOnly {
 
 /// The ordering rules of the protocol versions compiled in (the union: the method names mean the
 /// same in both): lifecycle methods as barriers, session methods keyed by `sessionId`, and the
-/// methods that must not be batched.
+/// methods that must not be batched. Built once: every connection shares the sets.
 pub fn order_rules() -> OrderRules {
+    static RULES: std::sync::OnceLock<OrderRules> = std::sync::OnceLock::new();
+    RULES.get_or_init(build_order_rules).clone()
+}
+
+fn build_order_rules() -> OrderRules {
     let rules = OrderRules::new();
     #[cfg(feature = "v2")]
     let rules = {
