@@ -29,7 +29,7 @@ pub mod order;
 mod outbox;
 mod principal;
 pub mod process;
-mod queue;
+pub mod queue;
 mod spans;
 pub mod trace_context;
 

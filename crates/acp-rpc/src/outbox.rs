@@ -85,7 +85,7 @@ impl Outbox {
         };
         self.lines
             .try_send(Outgoing::Line(line, bytes))
-            .map_err(|item| match item {
+            .map_err(|err| match err.into_inner() {
                 Outgoing::Line(line, _) => line,
                 Outgoing::Close => String::new(),
             })

@@ -1,5 +1,22 @@
 //! A bounded queue with many senders and one receiver that holds no heap memory while it is
-//! empty: a connection's outbox and ordered queue are empty most of their lives.
+//! empty: a connection's outbox and ordered queue are empty most of their lives. Public for the
+//! transports built on acp-rpc (acp-http queues each connection's messages to its agent here).
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! let (tx, mut rx) = acp_rpc::queue::bounded(2);
+//! tx.send("a").await.unwrap();
+//! tx.try_send("b").unwrap();
+//! assert!(matches!(tx.try_send("c"), Err(acp_rpc::queue::TrySendError::Full("c"))));
+//! assert_eq!(rx.recv().await, Some("a"));
+//! assert_eq!(rx.try_recv(), Some("b"));
+//! drop(tx);
+//! assert_eq!(rx.recv().await, None);
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
 //!
 //! tokio's `mpsc` allocates a cache-padded channel and a first block of 32 slots when it is made
 //! (about 2 KB for the ordered queue, 1.8 KB for the outbox: most of what an idle connection
@@ -22,7 +39,7 @@ use tokio::sync::Semaphore;
 const KEPT_WHEN_EMPTY: usize = 16;
 
 /// Makes a queue of at most `capacity` items (at least one).
-pub(crate) fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             items: VecDeque::new(),
@@ -64,44 +81,46 @@ fn lock<T>(shared: &Shared<T>) -> MutexGuard<'_, State<T>> {
 }
 
 /// The sending side (cheap to clone).
-pub(crate) struct Sender<T> {
+pub struct Sender<T> {
     shared: Arc<Shared<T>>,
 }
 
 impl<T> Sender<T> {
     /// Queues `item`, waiting while the queue is full; gives it back when the receiving side is
     /// closed. Cancel safe: dropped before it completes, nothing is queued and no slot is taken.
-    pub(crate) async fn send(&self, item: T) -> Result<(), T> {
+    pub async fn send(&self, item: T) -> Result<(), Closed<T>> {
         match self.shared.room.acquire().await {
             Ok(slot) => {
                 slot.forget();
                 self.push(item)
             }
-            Err(_) => Err(item),
+            Err(_) => Err(Closed(item)),
         }
     }
 
-    /// Queues `item` if there is room now; gives it back when the queue is full or closed.
-    pub(crate) fn try_send(&self, item: T) -> Result<(), T> {
+    /// Queues `item` if there is room now.
+    pub fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
         match self.shared.room.try_acquire() {
             Ok(slot) => {
                 slot.forget();
                 self.push(item)
+                    .map_err(|Closed(item)| TrySendError::Closed(item))
             }
-            Err(_) => Err(item),
+            Err(tokio::sync::TryAcquireError::NoPermits) => Err(TrySendError::Full(item)),
+            Err(tokio::sync::TryAcquireError::Closed) => Err(TrySendError::Closed(item)),
         }
     }
 
     /// `true` once the receiving side is closed or gone.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         self.shared.room.is_closed()
     }
 
     /// Pushes an item whose slot was taken.
-    fn push(&self, item: T) -> Result<(), T> {
+    fn push(&self, item: T) -> Result<(), Closed<T>> {
         let mut state = lock(&self.shared);
         if state.closed {
-            return Err(item);
+            return Err(Closed(item));
         }
         state.items.push_back(item);
         let receiver = state.receiver.take();
@@ -148,26 +167,38 @@ impl<T> std::fmt::Debug for Sender<T> {
 }
 
 /// The receiving side.
-pub(crate) struct Receiver<T> {
+pub struct Receiver<T> {
     shared: Arc<Shared<T>>,
 }
 
 impl<T> Receiver<T> {
     /// The next item; `None` once the queue is empty and every sender is gone, or it is empty
     /// and closed. Cancel safe.
-    pub(crate) async fn recv(&mut self) -> Option<T> {
+    pub async fn recv(&mut self) -> Option<T> {
         std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The next item if one is queued now.
+    pub fn try_recv(&mut self) -> Option<T> {
+        let state = lock(&self.shared);
+        self.pop(state)
+    }
+
+    /// Takes the first item, if any, and gives its slot back.
+    fn pop(&self, mut state: MutexGuard<'_, State<T>>) -> Option<T> {
+        let item = state.items.pop_front()?;
+        if state.items.is_empty() && state.items.capacity() > KEPT_WHEN_EMPTY {
+            state.items = VecDeque::new();
+        }
+        drop(state);
+        self.shared.room.add_permits(1);
+        Some(item)
     }
 
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let mut state = lock(&self.shared);
-        if let Some(item) = state.items.pop_front() {
-            if state.items.is_empty() && state.items.capacity() > KEPT_WHEN_EMPTY {
-                state.items = VecDeque::new();
-            }
-            drop(state);
-            self.shared.room.add_permits(1);
-            return Poll::Ready(Some(item));
+        if !state.items.is_empty() {
+            return Poll::Ready(self.pop(state));
         }
         if state.senders == 0 || state.closed {
             return Poll::Ready(None);
@@ -180,7 +211,7 @@ impl<T> Receiver<T> {
     }
 
     /// Accepts nothing more; what is queued can still be received.
-    pub(crate) fn close(&mut self) {
+    pub fn close(&mut self) {
         lock(&self.shared).closed = true;
         self.shared.room.close();
     }
@@ -201,6 +232,32 @@ impl<T> std::fmt::Debug for Receiver<T> {
     }
 }
 
+/// The receiving side is closed or gone; the item is given back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the queue's receiving side is closed")]
+pub struct Closed<T>(pub T);
+
+/// Why [`Sender::try_send`] did not queue an item; the item is given back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrySendError<T> {
+    /// The queue is at its bound.
+    #[error("the queue is full")]
+    Full(T),
+    /// The receiving side is closed or gone.
+    #[error("the queue's receiving side is closed")]
+    Closed(T),
+}
+
+impl<T> TrySendError<T> {
+    /// The item that was not queued.
+    pub fn into_inner(self) -> T {
+        match self {
+            Self::Full(item) | Self::Closed(item) => item,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +269,7 @@ mod tests {
         for n in 0..3 {
             tx.try_send(n).expect("room");
         }
-        assert_eq!(tx.try_send(3), Err(3), "full");
+        assert_eq!(tx.try_send(3), Err(TrySendError::Full(3)), "full");
         assert_eq!(rx.recv().await, Some(0));
         tx.try_send(3).expect("a slot came back");
         let mut got = Vec::new();
@@ -268,15 +325,15 @@ mod tests {
         let waiting = tokio::spawn(async move { tx2.send("waiting").await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         rx.close();
-        assert_eq!(waiting.await.expect("joins"), Err("waiting"), "given back");
-        assert!(tx.is_closed());
-        assert_eq!(tx.try_send("late"), Err("late"));
         assert_eq!(
-            rx.recv().await,
-            Some("queued"),
-            "what was queued still comes"
+            waiting.await.expect("joins"),
+            Err(Closed("waiting")),
+            "given back"
         );
-        assert_eq!(rx.recv().await, None);
+        assert!(tx.is_closed());
+        assert_eq!(tx.try_send("late"), Err(TrySendError::Closed("late")));
+        assert_eq!(rx.try_recv(), Some("queued"), "what was queued still comes");
+        assert_eq!(rx.recv().await, None, "empty and closed");
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@ use super::agent::AgentIo;
 use super::stream::{EventIds, Stream, StreamLimits};
 use crate::wire::{self, Kind, Peek};
 use acp_rpc::framing::{write_line, Frame, FrameReader};
+use acp_rpc::queue;
 use bytes::Bytes;
 use std::any::Any;
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// Which profile of the RFD a connection uses.
@@ -125,7 +126,7 @@ pub(crate) struct Connection {
     pub(crate) principal: acp_rpc::Principal,
     limits: ConnectionLimits,
     ids: Arc<EventIds>,
-    to_agent: mpsc::Sender<Bytes>,
+    to_agent: queue::Sender<Bytes>,
     /// The connection stream (HTTP), or the socket's one stream (WebSocket).
     main: Arc<Stream>,
     sessions: Mutex<HashMap<String, SessionEntry>>,
@@ -168,7 +169,7 @@ impl Connection {
         io: AgentIo,
         limits: ConnectionLimits,
     ) -> Arc<Self> {
-        let (to_agent, from_clients) = mpsc::channel(TO_AGENT_QUEUE);
+        let (to_agent, from_clients) = queue::bounded(TO_AGENT_QUEUE);
         let ids = Arc::new(EventIds::default());
         let connection = Arc::new(Self {
             id,
@@ -490,7 +491,7 @@ impl Drop for ReadingGuard {
 /// Writes the clients' messages to the agent until the connection ends.
 async fn write_to_agent(
     mut writer: Box<dyn AsyncWrite + Send + Unpin>,
-    mut from_clients: mpsc::Receiver<Bytes>,
+    mut from_clients: queue::Receiver<Bytes>,
     closed: CancellationToken,
 ) {
     loop {
@@ -507,7 +508,7 @@ async fn write_to_agent(
     // Messages accepted before the end (a `session/cancel` right before DELETE) still reach the
     // agent, if it reads them soon.
     let drain = async {
-        while let Ok(line) = from_clients.try_recv() {
+        while let Some(line) = from_clients.try_recv() {
             if write_line(&mut writer, &line).await.is_err() {
                 break;
             }
