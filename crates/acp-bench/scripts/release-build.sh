@@ -2,14 +2,15 @@
 # Cold release build of the model crates, ours beside the official schema crate with the same
 # content (v1 and v2 types with the drafts): each crate alone, its dependencies already built,
 # wall clock, ROUNDS rounds interleaved. Default release profile on both sides (scratch crates
-# outside the workspace). The official crate comes from cargo's registry cache (run once online:
-# `cargo fetch` in the scratch directory) and is built without its optional `schemars`.
+# outside the workspace). The official crate is built twice: without its optional `schemars`,
+# and with its default features (`schemars` on, as a user who adds it gets it). Its sources come
+# from crates.io on the first run, from cargo's cache after.
 # Usage: crates/acp-bench/scripts/release-build.sh [ROUNDS]   (default 2)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 rounds="${1:-2}"
 dir="${RELEASE_BUILD_DIR:-$(mktemp -d)}"
-mkdir -p "$dir/ours/src" "$dir/official/src"
+mkdir -p "$dir/ours/src" "$dir/official/src" "$dir/official-default/src"
 cat > "$dir/ours/Cargo.toml" <<TOML
 [package]
 name = "release-build-ours"
@@ -29,11 +30,21 @@ edition = "2021"
 agent-client-protocol-schema = { version = "=1.17.0", default-features = false, features = ["unstable", "unstable_protocol_v2"] }
 [workspace]
 TOML
-touch "$dir/ours/src/lib.rs" "$dir/official/src/lib.rs"
+cat > "$dir/official-default/Cargo.toml" <<TOML
+[package]
+name = "release-build-official-default"
+version = "0.0.0"
+edition = "2021"
+[dependencies]
+agent-client-protocol-schema = { version = "=1.17.0", features = ["unstable", "unstable_protocol_v2"] }
+[workspace]
+TOML
+touch "$dir/ours/src/lib.rs" "$dir/official/src/lib.rs" "$dir/official-default/src/lib.rs"
 cp "$root/Cargo.lock" "$dir/ours/"
 unset CARGO_TARGET_DIR
 (cd "$dir/ours" && cargo build --release --quiet)
-(cd "$dir/official" && cargo build --release --quiet --offline)
+(cd "$dir/official" && cargo build --release --quiet)
+(cd "$dir/official-default" && cargo build --release --quiet)
 timed() { # label dir crates... -> seconds to rebuild those crates
     local label="$1" at="$2"; shift 2
     local clean=()
@@ -49,4 +60,5 @@ for _ in $(seq "$rounds"); do
     timed "ours: acp-v1 + acp-v2" "$dir/ours" acp-v1 acp-v2
     timed "ours: acp-v2" "$dir/ours" acp-v2
     timed "official: v1 + v2" "$dir/official" agent-client-protocol-schema
+    timed "official: with schemars" "$dir/official-default" agent-client-protocol-schema
 done
