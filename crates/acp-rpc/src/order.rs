@@ -206,7 +206,7 @@ pub(crate) struct Admission {
     barrier: Option<watch::Receiver<bool>>,
     earlier: Option<oneshot::Receiver<()>>,
     ticket: Option<Ticket>,
-    finished: Option<watch::Sender<bool>>,
+    finished: Option<(watch::Sender<bool>, Arc<BarrierState>)>,
 }
 
 /// A message's place in its key's chain; dropping it (or [`Ticket::release`]) lets the next one
@@ -234,18 +234,25 @@ impl Drop for Ticket {
 
 /// Marks a barrier request finished when dropped (however its task ends).
 #[derive(Debug)]
-pub(crate) struct BarrierDone(watch::Sender<bool>);
+pub(crate) struct BarrierDone(watch::Sender<bool>, Arc<BarrierState>);
 
 impl Drop for BarrierDone {
     fn drop(&mut self) {
         let _ = self.0.send(true);
+        // A finished barrier holds nothing up: forgotten, its channel is freed once the
+        // admissions that saw it are gone (an idle connection keeps none). A barrier read
+        // after this one is unfinished and stays.
+        let mut last = lock(&self.1.last);
+        if last.as_ref().is_some_and(|watch| *watch.borrow()) {
+            *last = None;
+        }
     }
 }
 
 /// Assigns admissions; one per connection.
 #[derive(Debug, Default)]
 pub(crate) struct Sequencer {
-    barrier: BarrierState,
+    barrier: Arc<BarrierState>,
     chains: Arc<Chains>,
 }
 
@@ -265,7 +272,7 @@ impl Sequencer {
             Lane::Barrier => {
                 let (finished, watch) = watch::channel(false);
                 *lock(&self.barrier.last) = Some(watch);
-                admission.finished = Some(finished);
+                admission.finished = Some((finished, self.barrier.clone()));
             }
             Lane::Keyed(key) => {
                 let (release, released) = oneshot::channel();
@@ -296,7 +303,12 @@ impl Admission {
         if !barrier_passed || self.earlier.is_some() {
             return Err(self);
         }
-        Ok((self.ticket.take(), self.finished.take().map(BarrierDone)))
+        Ok((
+            self.ticket.take(),
+            self.finished
+                .take()
+                .map(|(finished, state)| BarrierDone(finished, state)),
+        ))
     }
 
     /// Waits for the barrier read before this message and for every earlier message of its key.
@@ -316,7 +328,12 @@ impl Admission {
             let _ = earlier.await;
         }
         guard.earlier = None;
-        (guard.ticket.take(), self.finished.take().map(BarrierDone))
+        (
+            guard.ticket.take(),
+            self.finished
+                .take()
+                .map(|(finished, state)| BarrierDone(finished, state)),
+        )
     }
 }
 
@@ -428,5 +445,35 @@ mod tests {
         let (_, done) = barrier.wait().await;
         drop(done);
         drop(after.await.expect("joins"));
+    }
+
+    #[tokio::test]
+    async fn a_finished_barrier_is_forgotten_and_a_later_one_is_not() {
+        let sequencer = Sequencer::default();
+        let first = sequencer.admit(1, &Lane::Barrier);
+        let second = sequencer.admit(2, &Lane::Barrier);
+        let (_, first_done) = first.wait().await;
+        let second = tokio::spawn(second.wait());
+        tokio::task::yield_now().await;
+        assert!(
+            !second.is_finished(),
+            "the second barrier waits for the first"
+        );
+        drop(first_done);
+        let (_, second_done) = second.await.expect("joins");
+        assert!(
+            lock(&sequencer.barrier.last).is_some(),
+            "the unfinished second barrier is kept"
+        );
+        let later = sequencer.admit(3, &Lane::Free);
+        drop(second_done);
+        assert!(
+            lock(&sequencer.barrier.last).is_none(),
+            "a finished barrier is forgotten"
+        );
+        let (ticket, done) = later.now().expect("nothing to wait for");
+        assert!(ticket.is_none() && done.is_none());
+        let after = sequencer.admit(4, &Lane::Free);
+        assert!(after.now().is_ok(), "no barrier left to wait for");
     }
 }
