@@ -157,17 +157,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Messages waiting for the agent to read them; a full queue makes the POST wait.
 const TO_AGENT_QUEUE: usize = 64;
 
+/// Called once when a connection has ended (whoever ended it), by the task that routes the
+/// agent's messages: the registry forgets the connection there.
+pub(crate) type OnEnd = Box<dyn FnOnce(&Arc<Connection>) + Send>;
+
 /// How long an ending connection gives the agent to read what was already accepted.
 const DRAIN_ON_CLOSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Connection {
-    /// Starts the connection's writer and router over `io`.
+    /// Starts the connection's writer and router over `io`; `on_end` is called once it ended.
     pub(crate) fn start(
         id: String,
         profile: Profile,
         principal: acp_rpc::Principal,
         io: AgentIo,
         limits: ConnectionLimits,
+        on_end: OnEnd,
     ) -> Arc<Self> {
         let (to_agent, from_clients) = queue::bounded(TO_AGENT_QUEUE);
         let ids = Arc::new(EventIds::default());
@@ -197,7 +202,7 @@ impl Connection {
             from_clients,
             connection.closed.clone(),
         ));
-        tokio::spawn(route_from_agent(connection.clone(), reader, guard));
+        tokio::spawn(route_from_agent(connection.clone(), reader, guard, on_end));
         connection
     }
 
@@ -421,11 +426,6 @@ impl Connection {
         self.closed.is_cancelled()
     }
 
-    /// Resolves when the connection ends.
-    pub(crate) async fn closed(&self) {
-        self.closed.cancelled().await;
-    }
-
     /// Ends the connection: the agent's input closes (and its guard goes, killing a process),
     /// readers get what is queued and then the end.
     pub(crate) fn shutdown(&self) {
@@ -519,12 +519,14 @@ async fn write_to_agent(
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut writer).await;
 }
 
-/// Routes the agent's messages until it stops writing or the connection ends; then ends the
-/// connection and lets the agent's guard go.
+/// Routes the agent's messages until it stops writing or the connection ends (it waits on the
+/// connection's end at every step); then ends the connection, calls `on_end` and lets the
+/// agent's guard go.
 async fn route_from_agent(
     connection: Arc<Connection>,
     reader: Box<dyn AsyncRead + Send + Unpin>,
     guard: Option<Box<dyn Any + Send>>,
+    on_end: OnEnd,
 ) {
     let mut frames = FrameReader::new(reader, connection.limits.max_message_size);
     loop {
@@ -546,5 +548,6 @@ async fn route_from_agent(
         }
     }
     connection.shutdown();
+    on_end(&connection);
     drop(guard);
 }

@@ -2,7 +2,7 @@
 //! DELETE, by their agent, by idleness or by shutdown.
 
 use super::agent::AgentFactory;
-use super::connection::{Connection, ConnectionLimits, Profile};
+use super::connection::{Connection, ConnectionLimits, OnEnd, Profile};
 use super::options::ServerOptions;
 use super::stream::StreamLimits;
 use std::collections::HashMap;
@@ -120,12 +120,20 @@ impl Registry {
         }
         let started = new_id().and_then(|id| {
             let io = self.factory.start(&principal).map_err(OpenError::Agent)?;
+            // Forgotten when it ends, whoever ends it.
+            let registry = Arc::downgrade(self);
+            let on_end: OnEnd = Box::new(move |connection| {
+                if let Some(registry) = registry.upgrade() {
+                    registry.forget(connection);
+                }
+            });
             Ok(Connection::start(
                 id,
                 profile,
                 principal.clone(),
                 io,
                 self.limits(),
+                on_end,
             ))
         });
         let connection = {
@@ -140,19 +148,12 @@ impl Registry {
                 }
             }
             let connection = started?;
-            connections.insert(connection.id.clone(), connection.clone());
+            // One that already ended was forgotten before it was known: not kept.
+            if !connection.is_closed() {
+                connections.insert(connection.id.clone(), connection.clone());
+            }
             connection
         };
-        // Forget it when it ends, whoever ends it.
-        tokio::spawn({
-            let (registry, connection) = (Arc::downgrade(self), connection.clone());
-            async move {
-                connection.closed().await;
-                if let Some(registry) = registry.upgrade() {
-                    registry.forget(&connection);
-                }
-            }
-        });
         self.start_sweeping();
         Ok(connection)
     }

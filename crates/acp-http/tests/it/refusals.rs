@@ -404,3 +404,39 @@ async fn headers_are_read_by_their_grammar() {
         assert_eq!(response.status(), expected, "Accept: {accept}");
     }
 }
+
+#[tokio::test]
+async fn a_connection_whose_agent_ends_at_once_is_forgotten() {
+    // The agent's end may come before the registry has stored the connection, or after: either
+    // way the connection is not kept.
+    let (server, url) = common::start_with(
+        || {
+            Ok(acp_http::server::AgentIo::in_memory(
+                1024,
+                |reader, writer| drop((reader, writer)),
+            ))
+        },
+        ServerOptions::default(),
+    )
+    .await;
+    for _ in 0..50 {
+        let answer = http()
+            .post(&url)
+            .header("content-type", "application/json")
+            .timeout(Duration::from_secs(5))
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+            .send()
+            .await
+            .expect("an answer");
+        assert!(!answer.status().is_success(), "no agent to answer");
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.connections(),
+        0,
+        "every ended connection was forgotten"
+    );
+}
