@@ -26,7 +26,8 @@ pub(crate) const SOCKET_READ_CHUNK: usize = 8 * 1024;
 /// How many bytes of queued messages are gathered before they are written to the socket.
 const SOCKET_WRITE_CHUNK: usize = 8 * 1024;
 
-/// Room in the write buffer beyond the largest message: a few pongs and a close frame.
+/// Room in the write buffer beyond the gathered bytes and the largest message: a few pongs and
+/// a close frame.
 const WRITE_BUFFER_SLACK: usize = 4 * 1024;
 
 /// How long a close frame may take to go out before the socket closes anyway.
@@ -50,7 +51,12 @@ pub(crate) fn upgrade(
     let mut response = upgrade
         .read_buffer_size(SOCKET_READ_CHUNK)
         .write_buffer_size(SOCKET_WRITE_CHUNK)
-        .max_write_buffer_size(max.saturating_add(WRITE_BUFFER_SLACK))
+        // Up to a chunk gathered, then a message of the largest size: always room for it (and
+        // above the chunk, as tungstenite requires, whatever the message bound).
+        .max_write_buffer_size(
+            max.saturating_add(SOCKET_WRITE_CHUNK)
+                .saturating_add(WRITE_BUFFER_SLACK),
+        )
         .max_message_size(max)
         .max_frame_size(max)
         .on_failed_upgrade({

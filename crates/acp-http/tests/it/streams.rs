@@ -317,12 +317,27 @@ async fn shutdown_answers_requests_in_flight_then_ends_connections() {
 
 #[tokio::test]
 async fn a_burst_over_websocket_arrives_one_frame_per_message_in_order_with_pongs() {
-    use futures_util::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::Message;
     // The server gathers queued messages into one write buffer: a burst many times its size,
     // with messages larger than it, must still arrive one text frame per message, in order,
     // and a ping sent mid-burst must still be answered.
-    let (_server, url) = common::start(ServerOptions::default()).await;
+    burst_over_websocket(ServerOptions::default(), &[(2000, 40), (60, 20_000)]).await;
+}
+
+#[tokio::test]
+async fn messages_near_a_small_size_bound_go_out_behind_a_gathered_burst() {
+    // The write buffer's bound leaves room for the gathered bytes and one more message of the
+    // largest size, whatever that size is.
+    let options = ServerOptions::default().max_message_size(3_000);
+    burst_over_websocket(options, &[(200, 2_800), (300, 40)]).await;
+}
+
+/// Opens a session over WebSocket with a raw client and asks for each `(count, size)` burst,
+/// with a ping after each request; checks every update arrives in its own frame, in order, and
+/// the pong comes.
+async fn burst_over_websocket(options: ServerOptions, bursts: &[(u64, usize)]) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (_server, url) = common::start(options).await;
     let (mut socket, _) = tokio_tungstenite::connect_async(url.replace("http://", "ws://"))
         .await
         .expect("the socket opens");
@@ -346,7 +361,7 @@ async fn a_burst_over_websocket_arrives_one_frame_per_message_in_order_with_pong
         let message: Value = serde_json::from_str(&text).expect("one JSON message per frame");
         session = message["result"]["sessionId"].as_str().map(str::to_owned);
     }
-    for (count, size) in [(2000, 40), (60, 20_000)] {
+    for &(count, size) in bursts {
         let emit = call(
             &mut socket,
             "emit",
