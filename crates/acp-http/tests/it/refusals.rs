@@ -339,12 +339,8 @@ async fn an_initialize_whose_client_went_away_leaves_no_connection() {
         .send()
         .await;
     assert!(gave_up.is_err(), "the client timed out");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert_eq!(
-        server.connections(),
+        common::connections_left_after(&server, Duration::from_secs(3)).await,
         0,
         "the half-opened connection went with its client"
     );
@@ -430,12 +426,8 @@ async fn a_connection_whose_agent_ends_at_once_is_forgotten() {
             .expect("an answer");
         assert!(!answer.status().is_success(), "no agent to answer");
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert_eq!(
-        server.connections(),
+        common::connections_left_after(&server, Duration::from_secs(3)).await,
         0,
         "every ended connection was forgotten"
     );

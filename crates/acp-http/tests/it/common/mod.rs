@@ -154,6 +154,15 @@ pub async fn start_with(
     (server, format!("http://{addr}/acp"))
 }
 
+/// Waits at most `within` for `server` to hold no connection; the number it still holds.
+pub async fn connections_left_after(server: &HttpServer, within: Duration) -> usize {
+    let deadline = tokio::time::Instant::now() + within;
+    while server.connections() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.connections()
+}
+
 /// The address of a server's endpoint URL.
 pub fn address_of(url: &str) -> std::net::SocketAddr {
     url.trim_start_matches("http://")
