@@ -16,12 +16,13 @@ use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::value::{MapAccessDeserializer, StringDeserializer};
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess};
+use serde::Deserialize as _;
 use serde_json::Value;
 
 use crate::json_text::{write_serialized, WriteJson};
-use crate::UnknownVariant;
+use crate::{JsonObject, UnknownVariant};
 
 mod tag_after;
 
@@ -280,11 +281,9 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for TagSeed<T> {
         deserializer.deserialize_any(self)
     }
     fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<TagValue, S::Error> {
-        use serde::Deserialize as _;
         Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(TagValue::NotAString)
     }
     fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<TagValue, M::Error> {
-        use serde::Deserialize as _;
         Value::deserialize(MapAccessDeserializer::new(map)).map(TagValue::NotAString)
     }
 }
@@ -300,9 +299,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             if buffered.is_empty() {
                 return decode_known_first::<T, A>(known, map);
             }
-            let body = MapAccessDeserializer::new(Chain::new(buffered, Some(map), T::TAG));
-            return T::decode_known(known.name(), body)
-                .map_err(|err| malformed::<T, A::Error>(known.name(), err));
+            return decode_reordered::<T, A>(known, buffered, map);
         }
         TagValue::Unknown(tag) if T::EXCLUDED_TAGS.contains(&tag.as_str()) => {
             return Err(excluded::<T, A::Error>(&tag));
@@ -321,7 +318,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             )));
         }
     };
-    let json = keep_whole::<T, A>(&tag, buffered, map)?;
+    let json = keep_whole::<T, A>(&tag, buffered, map, Order::AsRead)?;
     let unknown = match T::decode_unknown(UnknownVariant::from_json(tag, json)) {
         Ok(variant) => return Ok(variant),
         Err(unknown) => unknown,
@@ -385,9 +382,15 @@ fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     if let Some(none) = T::none() {
         return Ok(none);
     }
-    let body = MapAccessDeserializer::new(Chain::<A>::new(buffered, None, T::TAG));
-    match T::decode_untagged(body) {
-        Some(result) => result,
+    let mut body = JsonObject::new();
+    for (name, value) in buffered {
+        if body.contains_key(&name) {
+            return Err(de::Error::custom(format_args!("duplicate field `{name}`")));
+        }
+        body.insert(name, value);
+    }
+    match T::decode_untagged(Value::Object(body)) {
+        Some(result) => result.map_err(de::Error::custom),
         None => Err(de::Error::custom(format_args!(
             "{}: missing discriminator `{}`",
             T::NAME,
@@ -408,17 +411,67 @@ fn drain<'de, T: TaggedUnion, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::E
     Ok(())
 }
 
-/// Writes the object of an unknown member as compact JSON text, in wire order: the entries read
-/// before the discriminator, the discriminator, then the rest of the map. It is decoded one way
-/// only: a repeated property (the discriminator or any other) is an error here as anywhere.
+/// A known member whose discriminator came after other properties (peers write it first, but a
+/// schema may declare it after some fields): the object is written out as JSON text with the
+/// discriminator first and decoded from that text by the union's usual decoder. Rare, so it pays
+/// a second parse of this one object; in exchange no member has a second decoder, generic over
+/// an adapter map, compiled for every map type the union is read from.
+#[cold]
+#[inline(never)]
+fn decode_reordered<'de, T: TaggedUnion, A: MapAccess<'de>>(
+    known: KnownTag,
+    buffered: Vec<(String, Value)>,
+    map: A,
+) -> Result<T, A::Error> {
+    let json = keep_whole::<T, A>(known.name(), buffered, map, Order::TagFirst)?;
+    // Only `serde_json`'s writer has written `json`: it is UTF-8.
+    let text = String::from_utf8(json).map_err(de::Error::custom)?;
+    let mut reader = serde_json::Deserializer::from_str(&text);
+    deserialize::<_, T>(&mut reader).map_err(|err| reparsed_error(&text, &err))
+}
+
+/// An error from decoding a reordered object: its message with the path in the object instead
+/// of a position in text the peer never sent.
+#[cold]
+fn reparsed_error<E: de::Error>(text: &str, err: &serde_json::Error) -> E {
+    let message = err.to_string();
+    let position = format!(" at line {} column {}", err.line(), err.column());
+    let message = message.strip_suffix(&position).unwrap_or(&message);
+    match crate::error_path::at(text, err) {
+        // The object's own error (a missing field): no place in it to name.
+        path if path == "." => E::custom(message),
+        path => E::custom(format_args!("{message} (at `{path}` in the object)")),
+    }
+}
+
+/// Where [`keep_whole`] writes the discriminator.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Where it was read: after the entries read before it.
+    AsRead,
+    /// First, ahead of the entries read before it.
+    TagFirst,
+}
+
+/// Writes the object of an unknown member as compact JSON text, in wire order (`Order::AsRead`:
+/// the entries read before the discriminator, the discriminator, then the rest of the map), or
+/// with the discriminator moved first. It is decoded one way only: a repeated property (the
+/// discriminator or any other) is an error here as anywhere.
 fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
     tag: &str,
     buffered: Vec<(String, Value)>,
     mut map: A,
+    order: Order,
 ) -> Result<Vec<u8>, A::Error> {
     let mut json = Vec::with_capacity(128);
     let mut names = Names::default();
     json.push(b'{');
+    if order == Order::TagFirst {
+        write_serialized(&mut json, T::TAG);
+        json.push(b':');
+        write_serialized(&mut json, tag);
+        json.push(b',');
+    }
     for (name, value) in &buffered {
         let start = json.len();
         write_serialized(&mut json, name.as_str());
@@ -427,9 +480,14 @@ fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
         write_serialized(&mut json, value);
         json.push(b',');
     }
-    write_serialized(&mut json, T::TAG);
-    json.push(b':');
-    write_serialized(&mut json, tag);
+    if order == Order::AsRead {
+        write_serialized(&mut json, T::TAG);
+        json.push(b':');
+        write_serialized(&mut json, tag);
+    } else {
+        // The comma after the last buffered entry: the loop writes its own before each entry.
+        json.pop();
+    }
     loop {
         let at = json.len();
         json.push(b',');
@@ -530,29 +588,14 @@ pub fn unit_fields<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Result
 pub fn rest_of<'de, T: TaggedUnion, A: MapAccess<'de>>(
     map: A,
 ) -> MapAccessDeserializer<impl MapAccess<'de, Error = A::Error>> {
-    MapAccessDeserializer::new(Chain::new(Vec::new(), Some(map), T::TAG))
+    MapAccessDeserializer::new(Rest { map, tag: T::TAG })
 }
 
-use serde::Deserialize as _;
-
-/// A map made of the entries read before the discriminator, then the rest of the live map.
-struct Chain<A> {
-    buffered: std::vec::IntoIter<(String, Value)>,
-    pending: Option<Value>,
-    rest: Option<A>,
-    /// The discriminator, refused if it appears again in the rest of the map.
+/// The rest of a live map after its discriminator.
+struct Rest<A> {
+    map: A,
+    /// The discriminator, refused if it appears again.
     tag: &'static str,
-}
-
-impl<A> Chain<A> {
-    fn new(buffered: Vec<(String, Value)>, rest: Option<A>, tag: &'static str) -> Self {
-        Self {
-            buffered: buffered.into_iter(),
-            pending: None,
-            rest,
-            tag,
-        }
-    }
 }
 
 /// A key seed that refuses the discriminator (a repeated one), passing every other key on
@@ -589,37 +632,23 @@ impl<'de, K: DeserializeSeed<'de>> de::Visitor<'de> for NotTag<K> {
     }
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Chain<A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        if let Some((key, value)) = self.buffered.next() {
-            self.pending = Some(value);
-            let key: StringDeserializer<A::Error> = key.into_deserializer();
-            return seed.deserialize(key).map(Some);
-        }
         let tag = self.tag;
-        match self.rest.as_mut() {
-            Some(rest) => rest.next_key_seed(NotTag { tag, seed }),
-            None => Ok(None),
-        }
+        self.map.next_key_seed(NotTag { tag, seed })
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        if let Some(value) = self.pending.take() {
-            return seed.deserialize(value).map_err(de::Error::custom);
-        }
-        match self.rest.as_mut() {
-            Some(rest) => rest.next_value_seed(seed),
-            None => Err(de::Error::custom("value requested before key")),
-        }
+        self.map.next_value_seed(seed)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        None
+        self.map.size_hint()
     }
 }
 

@@ -36279,10 +36279,10 @@ impl ::acp_support::union::TaggedUnion for SessionUpdate {
                     .map(|body| Self::AgentThought(Box::new(body)))
             }
             6 => {
-                Self::decode_known(
-                    "state_update",
-                    ::acp_support::union::rest_of::<Self, A>(map),
-                )
+                <StateUpdate as ::serde::Deserialize>::deserialize(
+                        ::acp_support::union::rest_of::<Self, A>(map),
+                    )
+                    .map(Self::StateUpdate)
             }
             7 => {
                 <ToolCallContentChunk as ::acp_support::object::DecodeFields>::decode_fields(

@@ -87,6 +87,113 @@ fn tag_after_other_fields_still_decodes_in_one_pass() {
 }
 
 #[test]
+fn tag_after_other_fields_keeps_unknown_properties_in_wire_order() {
+    // The object is decoded again from text with the discriminator moved first; the properties
+    // the schema does not name stay in the order they came, around it.
+    let text = r#"{"zeta":1,"content":{"text":"hi","type":"text"},"alpha":[true],"sessionUpdate":"agent_message_chunk","messageId":"m1","beta":null}"#;
+    let update: SessionUpdate = serde_json::from_str(text).expect("decodes");
+    let SessionUpdate::AgentMessageChunk(chunk) = &update else {
+        panic!("{update:?}");
+    };
+    assert_eq!(chunk.message_id.0, "m1");
+    let names: Vec<&String> = chunk.extra().keys().collect();
+    assert_eq!(names, ["zeta", "alpha", "beta"]);
+    let encoded = serde_json::to_value(&update).expect("encodes");
+    assert_eq!(encoded, serde_json::from_str::<Value>(text).expect("JSON"));
+}
+
+#[test]
+fn tag_after_other_fields_with_a_malformed_body_names_the_member_and_the_place() {
+    let text = r#"{"messageId":"m1","content":{"type":"text","text":5},"sessionUpdate":"agent_message_chunk"}"#;
+    let err = serde_json::from_str::<SessionUpdate>(text).expect_err("text must be a string");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("SessionUpdate variant `agent_message_chunk` is malformed: "),
+        "{message}"
+    );
+    assert!(message.contains("ContentBlock variant `text`"), "{message}");
+    assert!(
+        message.contains("(at `content.text` in the object)"),
+        "{message}"
+    );
+    // No position in the text decoded a second time: only the peer's text has positions.
+    assert_eq!(message.matches(" at line ").count(), 1, "{message}");
+    assert!(
+        message.ends_with(&format!(" at line 1 column {}", text.len())),
+        "{message}"
+    );
+}
+
+#[test]
+fn tag_after_other_fields_still_refuses_repeated_properties() {
+    for text in [
+        // The discriminator again, after or before the other properties.
+        r#"{"messageId":"m1","sessionUpdate":"agent_message_chunk","sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}"#,
+        r#"{"messageId":"m1","sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"},"sessionUpdate":"user_message_chunk"}"#,
+        // A property before the discriminator and again after it.
+        r#"{"messageId":"m1","sessionUpdate":"agent_message_chunk","messageId":"m2","content":{"type":"text","text":"a"}}"#,
+        // Two unknown properties of the same name.
+        r#"{"x":1,"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"},"x":2}"#,
+    ] {
+        let err = serde_json::from_str::<SessionUpdate>(text).expect_err(text);
+        let message = err.to_string();
+        assert!(
+            message.contains("duplicate") || message.contains("more than once"),
+            "{text}: {message}"
+        );
+    }
+}
+
+#[test]
+fn tag_after_other_fields_at_two_depths() {
+    let text = r#"{"content":{"text":"hi","type":"text"},"messageId":"m1","sessionUpdate":"agent_message_chunk"}"#;
+    let update: SessionUpdate = serde_json::from_str(text).expect("decodes");
+    let SessionUpdate::AgentMessageChunk(chunk) = update else {
+        panic!("an agent message chunk");
+    };
+    assert!(matches!(chunk.content, ContentBlock::Text(ref t) if t.text == "hi"));
+    // A field missing from the inner member: the error is that member's, with no place in it.
+    let text =
+        r#"{"content":{"type":"text"},"messageId":"m1","sessionUpdate":"agent_message_chunk"}"#;
+    let err = serde_json::from_str::<SessionUpdate>(text).expect_err("text is required");
+    let message = err.to_string();
+    assert!(message.contains("missing field `text`"), "{message}");
+    assert!(
+        message.contains("(at `content` in the object)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_union_read_from_a_value_decodes_a_late_discriminator_the_same_way() {
+    let wire = json!({"content": {"text": "hi", "type": "text"}, "messageId": "m1", "_x": 1, "sessionUpdate": "agent_message_chunk"});
+    let update: SessionUpdate = serde_json::from_value(wire.clone()).expect("decodes");
+    assert!(matches!(update, SessionUpdate::AgentMessageChunk(_)));
+    assert_eq!(serde_json::to_value(&update).expect("encodes"), wire);
+    let bad = json!({"messageId": "m1", "content": {"type": "text", "text": 5}, "sessionUpdate": "agent_message_chunk"});
+    let err = serde_json::from_value::<SessionUpdate>(bad).expect_err("text must be a string");
+    assert!(
+        err.to_string()
+            .contains("(at `content.text` in the object)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_union_member_without_its_discriminator_refuses_repeated_properties() {
+    let titled: acp_v2::MultiSelectItems =
+        serde_json::from_str(r#"{"anyOf":[{"const":"a","title":"A"}]}"#).expect("decodes");
+    assert!(matches!(titled, acp_v2::MultiSelectItems::Titled(_)));
+    for text in [
+        r#"{"anyOf":[{"const":"a","title":"A"}],"anyOf":[]}"#,
+        r#"{"_x":1,"anyOf":[{"const":"a","title":"A"}],"_x":2}"#,
+    ] {
+        let err = serde_json::from_str::<acp_v2::MultiSelectItems>(text).expect_err(text);
+        assert!(err.to_string().contains("duplicate field"), "{text}: {err}");
+    }
+}
+
+#[test]
 fn patch_fields_keep_omitted_null_and_value_apart() {
     for (wire, expected) in [
         (json!({"toolCallId": "t"}), Patch::Absent),

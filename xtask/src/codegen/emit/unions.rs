@@ -207,9 +207,19 @@ pub fn tagged(
                     #cfg #number => <#body as ::acp_support::object::DecodeFields>::decode_fields(map, Some(Self::TAG)).map(#wrap),
                 }
             }
-            Some(_) => quote! {
-                #cfg #number => Self::decode_known(#value, ::acp_support::union::rest_of::<Self, A>(map)),
-            },
+            // Only this member's decoder is instantiated for the adapter, not the whole
+            // `decode_known` (every member's) once per map type.
+            Some(body) => {
+                let wrap = if boxed(body) {
+                    quote!(|body| Self::#rust_name(Box::new(body)))
+                } else {
+                    quote!(Self::#rust_name)
+                };
+                let body = ident(body);
+                quote! {
+                    #cfg #number => <#body as ::serde::Deserialize>::deserialize(::acp_support::union::rest_of::<Self, A>(map)).map(#wrap),
+                }
+            }
             None => quote! {
                 #cfg #number => ::acp_support::union::unit_fields::<Self, A>(map).map(|()| Self::#rust_name),
             },
