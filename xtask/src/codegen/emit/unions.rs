@@ -195,13 +195,13 @@ pub fn tagged(
         });
         // From the live map: a generated struct decodes its fields directly; anything else
         // through the `Deserializer` path.
+        // How a decoded body becomes the member (boxed when large).
+        let wrap = match &v.body {
+            Some(body) if boxed(body) => quote!(|body| Self::#rust_name(Box::new(body))),
+            _ => quote!(Self::#rust_name),
+        };
         map_arms.push(match &v.body {
             Some(body) if structs.contains_key(body.as_str()) => {
-                let wrap = if boxed(body) {
-                    quote!(|body| Self::#rust_name(Box::new(body)))
-                } else {
-                    quote!(Self::#rust_name)
-                };
                 let body = ident(body);
                 quote! {
                     #cfg #number => <#body as ::acp_support::object::DecodeFields>::decode_fields(map, Some(Self::TAG)).map(#wrap),
@@ -210,11 +210,6 @@ pub fn tagged(
             // Only this member's decoder is instantiated for the adapter, not the whole
             // `decode_known` (every member's) once per map type.
             Some(body) => {
-                let wrap = if boxed(body) {
-                    quote!(|body| Self::#rust_name(Box::new(body)))
-                } else {
-                    quote!(Self::#rust_name)
-                };
                 let body = ident(body);
                 quote! {
                     #cfg #number => <#body as ::serde::Deserialize>::deserialize(::acp_support::union::rest_of::<Self, A>(map)).map(#wrap),
