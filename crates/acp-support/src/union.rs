@@ -465,11 +465,14 @@ fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
 ) -> Result<Vec<u8>, A::Error> {
     let mut json = Vec::with_capacity(128);
     let mut names = Names::default();
+    let write_tag = |json: &mut Vec<u8>| {
+        write_serialized(json, T::TAG);
+        json.push(b':');
+        write_serialized(json, tag);
+    };
     json.push(b'{');
     if order == Order::TagFirst {
-        write_serialized(&mut json, T::TAG);
-        json.push(b':');
-        write_serialized(&mut json, tag);
+        write_tag(&mut json);
         json.push(b',');
     }
     for (name, value) in &buffered {
@@ -480,13 +483,12 @@ fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
         write_serialized(&mut json, value);
         json.push(b',');
     }
-    if order == Order::AsRead {
-        write_serialized(&mut json, T::TAG);
-        json.push(b':');
-        write_serialized(&mut json, tag);
-    } else {
+    match order {
+        Order::AsRead => write_tag(&mut json),
         // The comma after the last buffered entry: the loop writes its own before each entry.
-        json.pop();
+        Order::TagFirst => {
+            json.pop();
+        }
     }
     loop {
         let at = json.len();

@@ -193,13 +193,13 @@ pub fn tagged(
         known_arms.push(quote! {
             #cfg #value => Some(::acp_support::union::KnownTag::new(#number, #value, #draft)),
         });
-        // From the live map: a generated struct decodes its fields directly; anything else
-        // through the `Deserializer` path.
         // How a decoded body becomes the member (boxed when large).
         let wrap = match &v.body {
             Some(body) if boxed(body) => quote!(|body| Self::#rust_name(Box::new(body))),
             _ => quote!(Self::#rust_name),
         };
+        // From the live map: a generated struct decodes its fields directly; anything else
+        // through the `Deserializer` path.
         map_arms.push(match &v.body {
             Some(body) if structs.contains_key(body.as_str()) => {
                 let body = ident(body);
