@@ -295,12 +295,10 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<T, A::Error> {
     let tag = match tag {
-        TagValue::Known(known) => {
-            if buffered.is_empty() {
-                return decode_known_first::<T, A>(known, map);
-            }
-            return decode_reordered::<T, A>(known, buffered, map);
-        }
+        // Only `decode_after_others` passes a known tag here, with the entries before it: the
+        // member is decoded from the object rewritten tag first. (Calling the union's inline
+        // dispatch here instead compiled a second copy of every member's decoder.)
+        TagValue::Known(known) => return decode_reordered::<T, A>(known, buffered, map),
         TagValue::Unknown(tag) if T::EXCLUDED_TAGS.contains(&tag.as_str()) => {
             return Err(excluded::<T, A::Error>(&tag));
         }
