@@ -59,7 +59,6 @@ impl ::std::fmt::Debug for AgentAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -306,7 +305,6 @@ impl ::std::fmt::Debug for AgentCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1479,7 +1477,6 @@ impl ::std::fmt::Debug for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1639,7 +1636,6 @@ impl ::std::fmt::Debug for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2021,7 +2017,6 @@ impl ::std::fmt::Debug for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthAccount {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2298,7 +2293,6 @@ impl ::std::fmt::Debug for AuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AuthCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2492,7 +2486,6 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -2586,7 +2579,6 @@ impl ::std::fmt::Debug for AuthMethodAgent {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodAgent {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2829,7 +2821,6 @@ impl ::std::fmt::Debug for AuthMethodTerminal {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3183,7 +3174,6 @@ impl ::std::fmt::Debug for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3337,7 +3327,6 @@ impl ::std::fmt::Debug for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3500,7 +3489,6 @@ impl ::std::fmt::Debug for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3698,7 +3686,6 @@ impl ::std::fmt::Debug for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3878,7 +3865,6 @@ impl ::std::fmt::Debug for AuthenticateRequest {
 }
 
 impl ::acp_support::object::DecodeFields for AuthenticateRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4029,7 +4015,6 @@ impl ::std::fmt::Debug for AuthenticateResponse {
 }
 
 impl ::acp_support::object::DecodeFields for AuthenticateResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4732,7 +4717,6 @@ impl ::std::fmt::Debug for BooleanConfigOptionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanConfigOptionCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -4892,7 +4876,6 @@ impl ::std::fmt::Debug for BooleanPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5125,7 +5108,6 @@ impl ::std::fmt::Debug for CancelNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5282,7 +5264,6 @@ impl ::std::fmt::Debug for CancelRequestNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelRequestNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5496,7 +5477,6 @@ impl ::std::fmt::Debug for ClientCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6534,7 +6514,6 @@ impl ::std::fmt::Debug for ClientSessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientSessionCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6778,7 +6757,6 @@ impl ::std::fmt::Debug for CloseSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6929,7 +6907,6 @@ impl ::std::fmt::Debug for CloseSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7646,7 +7623,6 @@ impl ::std::fmt::Debug for CompleteElicitationNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8729,7 +8705,6 @@ impl ::std::fmt::Debug for CreateElicitationRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8940,7 +8915,6 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -9032,7 +9006,6 @@ impl ::std::fmt::Debug for CreateElicitationResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9232,7 +9205,6 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -9352,7 +9324,6 @@ impl ::std::fmt::Debug for CreateTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateTerminalRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9596,7 +9567,6 @@ impl ::std::fmt::Debug for CreateTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateTerminalResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9910,7 +9880,6 @@ impl ::std::fmt::Debug for DeleteSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10061,7 +10030,6 @@ impl ::std::fmt::Debug for DeleteSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10411,7 +10379,6 @@ impl ::std::fmt::Debug for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10571,7 +10538,6 @@ impl ::std::fmt::Debug for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10709,7 +10675,6 @@ impl ::std::fmt::Debug for ElicitationAcceptAction {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10869,7 +10834,6 @@ impl ::std::fmt::Debug for ElicitationCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11091,7 +11055,6 @@ impl ::std::fmt::Debug for ElicitationFormCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11231,7 +11194,6 @@ impl ::std::fmt::Debug for ElicitationFormMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormMode {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11524,7 +11486,6 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -11631,7 +11592,6 @@ impl ::std::fmt::Debug for ElicitationRequestScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -11784,7 +11744,6 @@ impl ::std::fmt::Debug for ElicitationSchema {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12119,7 +12078,6 @@ impl ::std::fmt::Debug for ElicitationSessionScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12274,7 +12232,6 @@ impl ::std::fmt::Debug for ElicitationUrlCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12417,7 +12374,6 @@ impl ::std::fmt::Debug for ElicitationUrlMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12783,7 +12739,6 @@ impl ::std::fmt::Debug for EnumOption {
 }
 
 impl ::acp_support::object::DecodeFields for EnumOption {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12972,7 +12927,6 @@ impl ::std::fmt::Debug for EnvVariable {
 }
 
 impl ::acp_support::object::DecodeFields for EnvVariable {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13592,7 +13546,6 @@ impl ::std::fmt::Debug for FileSystemCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for FileSystemCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13821,7 +13774,6 @@ impl ::std::fmt::Debug for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14063,7 +14015,6 @@ impl ::std::fmt::Debug for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14282,7 +14233,6 @@ impl ::std::fmt::Debug for HttpHeader {
 }
 
 impl ::acp_support::object::DecodeFields for HttpHeader {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15096,7 +15046,6 @@ impl ::std::fmt::Debug for Implementation {
 }
 
 impl ::acp_support::object::DecodeFields for Implementation {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15345,7 +15294,6 @@ impl ::std::fmt::Debug for InitializeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15574,7 +15522,6 @@ impl ::std::fmt::Debug for InitializeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15832,7 +15779,6 @@ impl ::std::fmt::Debug for IntegerPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16117,7 +16063,6 @@ impl ::std::fmt::Debug for KillTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for KillTerminalRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16282,7 +16227,6 @@ impl ::std::fmt::Debug for KillTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for KillTerminalResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16429,7 +16373,6 @@ impl ::std::fmt::Debug for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16581,7 +16524,6 @@ impl ::std::fmt::Debug for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16758,7 +16700,6 @@ impl ::std::fmt::Debug for ListSessionsRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -16986,7 +16927,6 @@ impl ::std::fmt::Debug for ListSessionsResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17343,7 +17283,6 @@ impl ::std::fmt::Debug for LoadSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LoadSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17582,7 +17521,6 @@ impl ::std::fmt::Debug for LoadSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LoadSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17784,7 +17722,6 @@ impl ::std::fmt::Debug for LogoutCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17926,7 +17863,6 @@ impl ::std::fmt::Debug for LogoutRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18066,7 +18002,6 @@ impl ::std::fmt::Debug for LogoutResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18224,7 +18159,6 @@ impl ::std::fmt::Debug for McpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18448,7 +18382,6 @@ impl ::std::fmt::Debug for McpError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpError {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18730,7 +18663,6 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -18849,7 +18781,6 @@ impl ::std::fmt::Debug for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpServerAcp {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19065,7 +18996,6 @@ impl ::std::fmt::Debug for McpServerHttp {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerHttp {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19247,7 +19177,6 @@ impl ::std::fmt::Debug for McpServerSse {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerSse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19432,7 +19361,6 @@ impl ::std::fmt::Debug for McpServerStdio {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerStdio {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19683,7 +19611,6 @@ impl ::std::fmt::Debug for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19907,7 +19834,6 @@ impl ::std::fmt::Debug for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20129,7 +20055,6 @@ impl ::std::fmt::Debug for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20280,7 +20205,6 @@ impl ::std::fmt::Debug for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20462,7 +20386,6 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -20582,7 +20505,6 @@ impl ::std::fmt::Debug for MultiSelectPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20903,7 +20825,6 @@ impl ::std::fmt::Debug for NewSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21135,7 +21056,6 @@ impl ::std::fmt::Debug for NewSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21697,7 +21617,6 @@ impl ::std::fmt::Debug for NumberPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for NumberPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21986,7 +21905,6 @@ impl ::std::fmt::Debug for PermissionOption {
 }
 
 impl ::acp_support::object::DecodeFields for PermissionOption {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22439,7 +22357,6 @@ impl ::std::fmt::Debug for PlanCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for PlanCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23973,7 +23890,6 @@ impl ::std::fmt::Debug for PromptCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24202,7 +24118,6 @@ impl ::std::fmt::Debug for PromptRequest {
 }
 
 impl ::acp_support::object::DecodeFields for PromptRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24383,7 +24298,6 @@ impl ::std::fmt::Debug for PromptResponse {
 }
 
 impl ::acp_support::object::DecodeFields for PromptResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24612,7 +24526,6 @@ impl ::std::fmt::Debug for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -24843,7 +24756,6 @@ impl ::std::fmt::Debug for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderInfo {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25058,7 +24970,6 @@ impl ::std::fmt::Debug for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25448,7 +25359,6 @@ impl ::std::fmt::Debug for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25654,7 +25564,6 @@ impl ::std::fmt::Debug for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25859,7 +25768,6 @@ impl ::std::fmt::Debug for ReadTextFileRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ReadTextFileRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26062,7 +25970,6 @@ impl ::std::fmt::Debug for ReadTextFileResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ReadTextFileResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26217,7 +26124,6 @@ impl ::std::fmt::Debug for ReleaseTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ReleaseTerminalRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26382,7 +26288,6 @@ impl ::std::fmt::Debug for ReleaseTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ReleaseTerminalResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26586,7 +26491,6 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -26687,7 +26591,6 @@ impl ::std::fmt::Debug for RequestPermissionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26867,7 +26770,6 @@ impl ::std::fmt::Debug for RequestPermissionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27527,7 +27429,6 @@ impl ::std::fmt::Debug for ResumeSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27765,7 +27666,6 @@ impl ::std::fmt::Debug for ResumeSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28169,7 +28069,6 @@ impl ::std::fmt::Debug for SelectedPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28325,7 +28224,6 @@ impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28475,7 +28373,6 @@ impl ::std::fmt::Debug for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29008,7 +28905,6 @@ impl ::std::fmt::Debug for SessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29513,7 +29409,6 @@ impl ::std::fmt::Debug for SessionCloseCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCloseCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30326,7 +30221,6 @@ impl ::std::fmt::Debug for SessionConfigOptionsCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionConfigOptionsCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31064,7 +30958,6 @@ impl ::std::fmt::Debug for SessionDeleteCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31213,7 +31106,6 @@ impl ::std::fmt::Debug for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31431,7 +31323,6 @@ impl ::std::fmt::Debug for SessionInfo {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfo {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31920,7 +31811,6 @@ impl ::std::fmt::Debug for SessionListCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionListCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32596,7 +32486,6 @@ impl ::std::fmt::Debug for SessionMode {
 }
 
 impl ::acp_support::object::DecodeFields for SessionMode {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32822,7 +32711,6 @@ impl ::std::fmt::Debug for SessionModeState {
 }
 
 impl ::acp_support::object::DecodeFields for SessionModeState {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33171,7 +33059,6 @@ impl ::std::fmt::Debug for SessionResumeCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionResumeCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33443,7 +33330,6 @@ impl ::std::fmt::Debug for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33602,7 +33488,6 @@ impl ::std::fmt::Debug for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33770,7 +33655,6 @@ impl ::std::fmt::Debug for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33939,7 +33823,6 @@ impl ::std::fmt::Debug for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34133,7 +34016,6 @@ impl ::std::fmt::Debug for SessionSystemPromptModeCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34321,7 +34203,6 @@ impl ::std::fmt::Debug for SessionSystemPromptOverrideCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34473,7 +34354,6 @@ impl ::std::fmt::Debug for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35446,7 +35326,6 @@ impl ::std::fmt::Debug for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35659,7 +35538,6 @@ impl ::std::fmt::Debug for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35813,7 +35691,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36021,7 +35898,6 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -36099,7 +35975,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBoolean {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36216,7 +36091,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeValueId {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeValueId {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36342,7 +36216,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36507,7 +36380,6 @@ impl ::std::fmt::Debug for SetSessionModeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionModeRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36672,7 +36544,6 @@ impl ::std::fmt::Debug for SetSessionModeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionModeResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36839,7 +36710,6 @@ impl ::std::fmt::Debug for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37012,7 +36882,6 @@ impl ::std::fmt::Debug for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37528,7 +37397,6 @@ impl ::std::fmt::Debug for StringMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37734,7 +37602,6 @@ impl ::std::fmt::Debug for StringPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for StringPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38121,7 +37988,6 @@ impl ::std::fmt::Debug for SubagentCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SubagentCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38884,7 +38750,6 @@ impl ::std::fmt::Debug for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SystemPrompt {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39349,7 +39214,6 @@ impl ::std::fmt::Debug for TerminalExitStatus {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalExitStatus {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39590,7 +39454,6 @@ impl ::std::fmt::Debug for TerminalOutputRequest {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutputRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39765,7 +39628,6 @@ impl ::std::fmt::Debug for TerminalOutputResponse {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalOutputResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40334,7 +40196,6 @@ impl ::std::fmt::Debug for TitledMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -41860,7 +41721,6 @@ impl ::std::fmt::Debug for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42020,7 +41880,6 @@ impl ::std::fmt::Debug for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42962,7 +42821,6 @@ impl ::std::fmt::Debug for WaitForTerminalExitRequest {
 }
 
 impl ::acp_support::object::DecodeFields for WaitForTerminalExitRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43135,7 +42993,6 @@ impl ::std::fmt::Debug for WaitForTerminalExitResponse {
 }
 
 impl ::acp_support::object::DecodeFields for WaitForTerminalExitResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43345,7 +43202,6 @@ impl ::std::fmt::Debug for WriteTextFileRequest {
 }
 
 impl ::acp_support::object::DecodeFields for WriteTextFileRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43514,7 +43370,6 @@ impl ::std::fmt::Debug for WriteTextFileResponse {
 }
 
 impl ::acp_support::object::DecodeFields for WriteTextFileResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,

@@ -94,7 +94,6 @@ impl ::std::fmt::Debug for AgentAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentAuthCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -311,7 +310,6 @@ impl ::std::fmt::Debug for AgentCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for AgentCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1741,7 +1739,6 @@ impl ::std::fmt::Debug for ArchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -1901,7 +1898,6 @@ impl ::std::fmt::Debug for ArchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ArchiveSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2285,7 +2281,6 @@ impl ::std::fmt::Debug for AuthAccount {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthAccount {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2605,7 +2600,6 @@ impl ::acp_support::union::TaggedUnion for AuthMethod {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -2708,7 +2702,6 @@ impl ::std::fmt::Debug for AuthMethodAgent {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodAgent {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -2959,7 +2952,6 @@ impl ::std::fmt::Debug for AuthMethodTerminal {
 }
 
 impl ::acp_support::object::DecodeFields for AuthMethodTerminal {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3317,7 +3309,6 @@ impl ::std::fmt::Debug for AuthStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3471,7 +3462,6 @@ impl ::std::fmt::Debug for AuthStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3634,7 +3624,6 @@ impl ::std::fmt::Debug for AuthStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -3832,7 +3821,6 @@ impl ::std::fmt::Debug for AuthStatusUpdateNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for AuthStatusUpdateNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5303,7 +5291,6 @@ impl ::std::fmt::Debug for BooleanPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for BooleanPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5537,7 +5524,6 @@ impl ::std::fmt::Debug for CancelRequestNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelRequestNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5694,7 +5680,6 @@ impl ::std::fmt::Debug for CancelSessionNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CancelSessionNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -5865,7 +5850,6 @@ impl ::std::fmt::Debug for CancelTerminalRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CancelTerminalRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6030,7 +6014,6 @@ impl ::std::fmt::Debug for CancelTerminalResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CancelTerminalResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6189,7 +6172,6 @@ impl ::std::fmt::Debug for CancelToolCallRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CancelToolCallRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6354,7 +6336,6 @@ impl ::std::fmt::Debug for CancelToolCallResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CancelToolCallResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6494,7 +6475,6 @@ impl ::std::fmt::Debug for CancelledPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for CancelledPermissionOutcome {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6647,7 +6627,6 @@ impl ::std::fmt::Debug for ClientAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientAuthCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -6840,7 +6819,6 @@ impl ::std::fmt::Debug for ClientCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ClientCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7703,7 +7681,6 @@ impl ::std::fmt::Debug for CloseSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -7854,7 +7831,6 @@ impl ::std::fmt::Debug for CloseSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CloseSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -8213,7 +8189,6 @@ impl ::std::fmt::Debug for CommandPermissionSubject {
 }
 
 impl ::acp_support::object::DecodeFields for CommandPermissionSubject {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -9000,7 +8975,6 @@ impl ::std::fmt::Debug for CompleteElicitationNotification {
 }
 
 impl ::acp_support::object::DecodeFields for CompleteElicitationNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10100,7 +10074,6 @@ impl ::std::fmt::Debug for CreateElicitationRequest {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10311,7 +10284,6 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationRequestMode {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -10401,7 +10373,6 @@ impl ::std::fmt::Debug for CreateElicitationResponse {
 }
 
 impl ::acp_support::object::DecodeFields for CreateElicitationResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10601,7 +10572,6 @@ impl ::acp_support::union::TaggedUnion for CreateElicitationResponseAction {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -10697,7 +10667,6 @@ impl ::std::fmt::Debug for DeleteSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -10848,7 +10817,6 @@ impl ::std::fmt::Debug for DeleteSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for DeleteSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12209,7 +12177,6 @@ impl ::std::fmt::Debug for DisableProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12369,7 +12336,6 @@ impl ::std::fmt::Debug for DisableProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for DisableProviderResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12509,7 +12475,6 @@ impl ::std::fmt::Debug for ElicitationAcceptAction {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationAcceptAction {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12667,7 +12632,6 @@ impl ::std::fmt::Debug for ElicitationCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -12892,7 +12856,6 @@ impl ::std::fmt::Debug for ElicitationFormCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13032,7 +12995,6 @@ impl ::std::fmt::Debug for ElicitationFormMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationFormMode {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13325,7 +13287,6 @@ impl ::acp_support::union::TaggedUnion for ElicitationPropertySchema {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -13432,7 +13393,6 @@ impl ::std::fmt::Debug for ElicitationRequestScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationRequestScope {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13582,7 +13542,6 @@ impl ::std::fmt::Debug for ElicitationSchema {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -13894,7 +13853,6 @@ impl ::std::fmt::Debug for ElicitationSessionScope {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationSessionScope {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14047,7 +14005,6 @@ impl ::std::fmt::Debug for ElicitationUrlCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14190,7 +14147,6 @@ impl ::std::fmt::Debug for ElicitationUrlMode {
 }
 
 impl ::acp_support::object::DecodeFields for ElicitationUrlMode {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14556,7 +14512,6 @@ impl ::std::fmt::Debug for EnumOption {
 }
 
 impl ::acp_support::object::DecodeFields for EnumOption {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -14745,7 +14700,6 @@ impl ::std::fmt::Debug for EnvVariable {
 }
 
 impl ::acp_support::object::DecodeFields for EnvVariable {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15420,7 +15374,6 @@ impl ::std::fmt::Debug for ForkSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15671,7 +15624,6 @@ impl ::std::fmt::Debug for ForkSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ForkSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -15881,7 +15833,6 @@ impl ::std::fmt::Debug for HttpHeader {
 }
 
 impl ::acp_support::object::DecodeFields for HttpHeader {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17128,7 +17079,6 @@ impl ::std::fmt::Debug for Implementation {
 }
 
 impl ::acp_support::object::DecodeFields for Implementation {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17374,7 +17324,6 @@ impl ::std::fmt::Debug for InitializeRequest {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17591,7 +17540,6 @@ impl ::std::fmt::Debug for InitializeResponse {
 }
 
 impl ::acp_support::object::DecodeFields for InitializeResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -17832,7 +17780,6 @@ impl ::std::fmt::Debug for IntegerPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for IntegerPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18116,7 +18063,6 @@ impl ::std::fmt::Debug for ListProvidersRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18268,7 +18214,6 @@ impl ::std::fmt::Debug for ListProvidersResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ListProvidersResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18450,7 +18395,6 @@ impl ::std::fmt::Debug for ListSessionsRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -18683,7 +18627,6 @@ impl ::std::fmt::Debug for ListSessionsResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ListSessionsResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19011,7 +18954,6 @@ impl ::std::fmt::Debug for LoginAuthRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LoginAuthRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19162,7 +19104,6 @@ impl ::std::fmt::Debug for LoginAuthResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LoginAuthResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19308,7 +19249,6 @@ impl ::std::fmt::Debug for LogoutAuthRequest {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutAuthRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19448,7 +19388,6 @@ impl ::std::fmt::Debug for LogoutAuthResponse {
 }
 
 impl ::acp_support::object::DecodeFields for LogoutAuthResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19597,7 +19536,6 @@ impl ::std::fmt::Debug for McpAcpCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpAcpCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -19766,7 +19704,6 @@ impl ::std::fmt::Debug for McpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20016,7 +19953,6 @@ impl ::std::fmt::Debug for McpError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpError {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20167,7 +20103,6 @@ impl ::std::fmt::Debug for McpHttpCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpHttpCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20444,7 +20379,6 @@ impl ::acp_support::union::TaggedUnion for McpServer {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -20561,7 +20495,6 @@ impl ::std::fmt::Debug for McpServerAcp {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for McpServerAcp {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20779,7 +20712,6 @@ impl ::std::fmt::Debug for McpServerHttp {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerHttp {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -20966,7 +20898,6 @@ impl ::std::fmt::Debug for McpServerStdio {
 }
 
 impl ::acp_support::object::DecodeFields for McpServerStdio {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21162,7 +21093,6 @@ impl ::std::fmt::Debug for McpStdioCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for McpStdioCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21398,7 +21328,6 @@ impl ::std::fmt::Debug for MessageMcpNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21619,7 +21548,6 @@ impl ::std::fmt::Debug for MessageMcpRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -21846,7 +21774,6 @@ impl ::std::fmt::Debug for MessageMcpResponseError {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseError {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22002,7 +21929,6 @@ impl ::std::fmt::Debug for MessageMcpResponseResult {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for MessageMcpResponseResult {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22184,7 +22110,6 @@ impl ::acp_support::union::TaggedUnion for MultiSelectItems {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -22302,7 +22227,6 @@ impl ::std::fmt::Debug for MultiSelectPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for MultiSelectPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22623,7 +22547,6 @@ impl ::std::fmt::Debug for NewSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -22871,7 +22794,6 @@ impl ::std::fmt::Debug for NewSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for NewSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23411,7 +23333,6 @@ impl ::std::fmt::Debug for NumberPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for NumberPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -23700,7 +23621,6 @@ impl ::std::fmt::Debug for PermissionOption {
 }
 
 impl ::acp_support::object::DecodeFields for PermissionOption {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25490,7 +25410,6 @@ impl ::std::fmt::Debug for PromptAudioCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptAudioCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25665,7 +25584,6 @@ impl ::std::fmt::Debug for PromptCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -25905,7 +25823,6 @@ impl ::std::fmt::Debug for PromptEmbeddedContextCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptEmbeddedContextCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26047,7 +25964,6 @@ impl ::std::fmt::Debug for PromptImageCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for PromptImageCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26213,7 +26129,6 @@ impl ::std::fmt::Debug for PromptRequest {
 }
 
 impl ::acp_support::object::DecodeFields for PromptRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26397,7 +26312,6 @@ impl ::std::fmt::Debug for PromptResponse {
 }
 
 impl ::acp_support::object::DecodeFields for PromptResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26588,7 +26502,6 @@ impl ::std::fmt::Debug for ProviderCurrentConfig {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderCurrentConfig {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -26819,7 +26732,6 @@ impl ::std::fmt::Debug for ProviderInfo {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProviderInfo {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27034,7 +26946,6 @@ impl ::std::fmt::Debug for ProvidersCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProvidersCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27424,7 +27335,6 @@ impl ::std::fmt::Debug for ProxySuccessorNotification {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorNotification {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27630,7 +27540,6 @@ impl ::std::fmt::Debug for ProxySuccessorRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for ProxySuccessorRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -27853,7 +27762,6 @@ impl ::acp_support::union::TaggedUnion for ReplayFrom {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -27931,7 +27839,6 @@ impl ::std::fmt::Debug for ReplayFromStart {
 }
 
 impl ::acp_support::object::DecodeFields for ReplayFromStart {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28155,7 +28062,6 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionOutcome {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -28277,7 +28183,6 @@ impl ::std::fmt::Debug for RequestPermissionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28507,7 +28412,6 @@ impl ::std::fmt::Debug for RequestPermissionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for RequestPermissionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -28718,7 +28622,6 @@ impl ::acp_support::union::TaggedUnion for RequestPermissionSubject {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -29426,7 +29329,6 @@ impl ::std::fmt::Debug for ResumeSessionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -29704,7 +29606,6 @@ impl ::std::fmt::Debug for ResumeSessionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for ResumeSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30180,7 +30081,6 @@ impl ::std::fmt::Debug for SelectedPermissionOutcome {
 }
 
 impl ::acp_support::object::DecodeFields for SelectedPermissionOutcome {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30336,7 +30236,6 @@ impl ::std::fmt::Debug for SessionAdditionalDirectoriesCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionAdditionalDirectoriesCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -30486,7 +30385,6 @@ impl ::std::fmt::Debug for SessionArchiveCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionArchiveCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -31014,7 +30912,6 @@ impl ::std::fmt::Debug for SessionCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32747,7 +32644,6 @@ impl ::std::fmt::Debug for SessionDeleteCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for SessionDeleteCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -32896,7 +32792,6 @@ impl ::std::fmt::Debug for SessionForkCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionForkCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -33118,7 +33013,6 @@ impl ::std::fmt::Debug for SessionInfo {
 }
 
 impl ::acp_support::object::DecodeFields for SessionInfo {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34466,7 +34360,6 @@ impl ::std::fmt::Debug for SessionStatusCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34625,7 +34518,6 @@ impl ::std::fmt::Debug for SessionStatusRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -34803,7 +34695,6 @@ impl ::std::fmt::Debug for SessionStatusResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionStatusResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35001,7 +34892,6 @@ impl ::std::fmt::Debug for SessionSystemPromptCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35195,7 +35085,6 @@ impl ::std::fmt::Debug for SessionSystemPromptModeCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptModeCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35383,7 +35272,6 @@ impl ::std::fmt::Debug for SessionSystemPromptOverrideCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionSystemPromptOverrideCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -35535,7 +35423,6 @@ impl ::std::fmt::Debug for SessionTitleCapabilities {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SessionTitleCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36653,7 +36540,6 @@ impl ::std::fmt::Debug for SetProviderRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -36866,7 +36752,6 @@ impl ::std::fmt::Debug for SetProviderResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetProviderResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37026,7 +36911,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequest {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37257,7 +37141,6 @@ impl ::acp_support::union::TaggedUnion for SetSessionConfigOptionRequestType {
         }
     }
 
-    #[inline]
     fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
         known: ::acp_support::union::KnownTag,
         map: A,
@@ -37338,7 +37221,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeBoolean {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeBoolean {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37451,7 +37333,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionRequestTypeId {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionRequestTypeId {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37577,7 +37458,6 @@ impl ::std::fmt::Debug for SetSessionConfigOptionResponse {
 }
 
 impl ::acp_support::object::DecodeFields for SetSessionConfigOptionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37761,7 +37641,6 @@ impl ::std::fmt::Debug for SetSessionTitleRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -37934,7 +37813,6 @@ impl ::std::fmt::Debug for SetSessionTitleResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SetSessionTitleResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38446,7 +38324,6 @@ impl ::std::fmt::Debug for StringMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for StringMultiSelectItems {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -38652,7 +38529,6 @@ impl ::std::fmt::Debug for StringPropertySchema {
 }
 
 impl ::acp_support::object::DecodeFields for StringPropertySchema {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -39665,7 +39541,6 @@ impl ::std::fmt::Debug for SystemPrompt {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for SystemPrompt {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -40125,7 +40000,6 @@ impl ::std::fmt::Debug for TerminalAuthCapabilities {
 }
 
 impl ::acp_support::object::DecodeFields for TerminalAuthCapabilities {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -42219,7 +42093,6 @@ impl ::std::fmt::Debug for TitledMultiSelectItems {
 }
 
 impl ::acp_support::object::DecodeFields for TitledMultiSelectItems {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -43276,7 +43149,6 @@ impl ::std::fmt::Debug for ToolCallPermissionSubject {
 }
 
 impl ::acp_support::object::DecodeFields for ToolCallPermissionSubject {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44202,7 +44074,6 @@ impl ::std::fmt::Debug for UnarchiveSessionRequest {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionRequest {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,
@@ -44362,7 +44233,6 @@ impl ::std::fmt::Debug for UnarchiveSessionResponse {
 
 #[cfg(feature = "unstable")]
 impl ::acp_support::object::DecodeFields for UnarchiveSessionResponse {
-    #[inline]
     fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
         mut map: A,
         refuse: Option<&'static str>,

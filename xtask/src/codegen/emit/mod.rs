@@ -4,6 +4,7 @@ mod enums;
 mod methods;
 pub mod registry;
 mod sizes;
+mod streamed;
 mod structs;
 mod unions;
 mod visitor;
@@ -35,6 +36,7 @@ pub fn module(module: &Module) -> TokenStream {
         })
         .collect();
     let sizes = sizes::estimate(module);
+    let streamed = streamed::reached(module);
     let defs: Vec<TokenStream> = module
         .defs
         .iter()
@@ -44,6 +46,7 @@ pub fn module(module: &Module) -> TokenStream {
                 flattened: flattened.contains(d.name.as_str()),
                 structs: &structs,
                 sizes: &sizes,
+                streamed: streamed.contains(d.name.as_str()),
             };
             def(d, &shape)
         })
@@ -144,6 +147,20 @@ struct Shape<'a> {
     structs: &'a BTreeMap<&'a str, &'a Struct>,
     /// The estimated size of every type, for boxing large union members.
     sizes: &'a BTreeMap<&'a str, usize>,
+    /// A `session/update` notification can hold the type: its decoder is `#[inline]`
+    /// (`streamed`).
+    streamed: bool,
+}
+
+impl Shape<'_> {
+    /// `#[inline]` on a decoder of a streamed type; nothing on the others' (`streamed`).
+    fn decoder_inline(&self) -> TokenStream {
+        if self.streamed {
+            quote!(#[inline])
+        } else {
+            quote!()
+        }
+    }
 }
 
 fn def(def: &Def, shape: &Shape) -> TokenStream {
@@ -152,14 +169,11 @@ fn def(def: &Def, shape: &Shape) -> TokenStream {
     let eq = if shape.eq { quote!(Eq,) } else { quote!() };
     let flattened = shape.flattened;
     let tokens = match &def.kind {
-        DefKind::Struct(s) => structs::structure(def, s, docs, eq),
+        DefKind::Struct(s) => structs::structure(def, s, docs, eq, shape.decoder_inline()),
         DefKind::Newtype(ty) => structs::newtype(def, ty, docs, eq),
         DefKind::StrEnum(e) => enums::string_enum(def, e, docs),
         DefKind::IntEnum(e, kind) => enums::int_enum(def, e, *kind, docs),
-        DefKind::Tagged(u) => {
-            let boxed = |body: &str| shape.sizes.get(body).copied().unwrap_or(0) > sizes::BOX_ABOVE;
-            unions::tagged(def, u, docs, eq, flattened, shape.structs, &boxed)
-        }
+        DefKind::Tagged(u) => unions::tagged(def, u, docs, eq, shape),
         DefKind::Untagged(members) => unions::untagged(def, members, docs, eq, flattened),
         DefKind::Envelope(e) => methods::envelope(def, e, docs),
     };

@@ -143,7 +143,13 @@ fn setter_doc(field: &Field) -> String {
 }
 
 /// A struct with `new(required)` and a chainable setter per optional property.
-pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream) -> TokenStream {
+pub fn structure(
+    def: &Def,
+    s: &Struct,
+    type_docs: TokenStream,
+    eq: TokenStream,
+    decoder_inline: TokenStream,
+) -> TokenStream {
     let name = ident(&def.name);
     let mut fields = Vec::new();
     let mut params = Vec::new();
@@ -248,7 +254,7 @@ pub fn structure(def: &Def, s: &Struct, type_docs: TokenStream, eq: TokenStream)
             self.extra.get_mut()
         }
     });
-    let deserialize = super::visitor::deserialize(def, s);
+    let deserialize = super::visitor::deserialize(def, s, decoder_inline);
     let debug = debug(def, s);
     let derive_default = params.is_empty();
     let default = if derive_default {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use proc_macro2::Ident;
 
-use super::{docs, gate, ident, rust_type};
+use super::{docs, gate, ident, rust_type, sizes, Shape};
 use crate::codegen::ir::{Def, Presence, Struct, TaggedUnion, TaggedVariant, Ty, UntaggedMember};
 
 /// The `From` impls of a tagged union: `From<Payload>` for each member whose payload type
@@ -168,10 +168,12 @@ pub fn tagged(
     u: &TaggedUnion,
     type_docs: TokenStream,
     eq: TokenStream,
-    flattened: bool,
-    structs: &BTreeMap<&str, &Struct>,
-    boxed: &dyn Fn(&str) -> bool,
+    shape: &Shape,
 ) -> TokenStream {
+    let flattened = shape.flattened;
+    let structs = shape.structs;
+    let boxed = &|body: &str| shape.sizes.get(body).copied().unwrap_or(0) > sizes::BOX_ABOVE;
+    let dispatch_inline = shape.decoder_inline();
     let name = ident(&def.name);
     let type_name = &def.name;
     let tag = &u.tag;
@@ -455,7 +457,7 @@ pub fn tagged(
                 }
             }
 
-            #[inline]
+            #dispatch_inline
             fn decode_known_map<'de, A: ::serde::de::MapAccess<'de>>(
                 known: ::acp_support::union::KnownTag,
                 map: A,

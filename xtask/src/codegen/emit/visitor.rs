@@ -14,8 +14,9 @@ use super::structs::{holder, plan};
 use super::{gate, ident};
 use crate::codegen::ir::{Def, Field, Presence, Struct};
 
-/// The `impl Deserialize` of a struct.
-pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
+/// The `impl Deserialize` of a struct; `decoder_inline` goes on its one-pass decoder
+/// (`#[inline]` for a streamed type, see `emit::streamed`).
+pub fn deserialize(def: &Def, s: &Struct, decoder_inline: TokenStream) -> TokenStream {
     let name = ident(&def.name);
     let expecting = format!("a `{}` object", def.name);
     // Stable properties first, then the drafts: indices do not depend on the feature.
@@ -95,7 +96,7 @@ pub fn deserialize(def: &Def, s: &Struct) -> TokenStream {
     };
     quote! {
         impl ::acp_support::object::DecodeFields for #name {
-            #[inline]
+            #decoder_inline
             fn decode_fields<'de, A: ::serde::de::MapAccess<'de>>(
                 mut map: A,
                 refuse: Option<&'static str>,
