@@ -168,7 +168,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for UnionVisitor<T> {
                 other => decode_with_tag::<T, A>(other, Vec::new(), map),
             },
             Some(Key::Other(key)) => decode_after_others::<T, A>(key, map),
-            None => decode_without_tag::<T, A>(Vec::new()),
+            None => decode_without_tag::<T, A::Error>(Vec::new()),
         }
     }
 }
@@ -180,18 +180,34 @@ fn decode_after_others<'de, T: TaggedUnion, A: MapAccess<'de>>(
     first: String,
     mut map: A,
 ) -> Result<T, A::Error> {
-    let mut buffered: Vec<(String, Value)> = vec![(first, map.next_value()?)];
+    let (buffered, found) = entries_before_tag(T::TAG, first, &mut map)?;
+    if !found {
+        return decode_without_tag::<T, A::Error>(buffered);
+    }
+    let tag = map.next_value_seed(TagSeed::<T>(PhantomData))?;
+    decode_with_tag::<T, A>(tag, buffered, map)
+}
+
+/// Entries read before a union's discriminator, in wire order.
+type Buffered = Vec<(String, Value)>;
+
+/// The entries of `map` before the discriminator `tag` (`first` is the first one's name, its value
+/// not read yet), and whether the discriminator came (its value is next) or the map ended. It
+/// needs nothing of the union but `tag`, so it is compiled once per map type.
+fn entries_before_tag<'de, A: MapAccess<'de>>(
+    tag: &'static str,
+    first: String,
+    map: &mut A,
+) -> Result<(Buffered, bool), A::Error> {
+    let mut buffered: Buffered = vec![(first, map.next_value()?)];
     loop {
-        match map.next_key_seed(KeySeed(T::TAG))? {
+        match map.next_key_seed(KeySeed(tag))? {
             Some(Key::Other(key)) => {
                 let value: Value = map.next_value()?;
                 buffered.push((key, value));
             }
-            Some(Key::Tag) => {
-                let tag = map.next_value_seed(TagSeed::<T>(PhantomData))?;
-                return decode_with_tag::<T, A>(tag, buffered, map);
-            }
-            None => return decode_without_tag::<T, A>(buffered),
+            Some(Key::Tag) => return Ok((buffered, true)),
+            None => return Ok((buffered, false)),
         }
     }
 }
@@ -305,7 +321,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
         TagValue::Unknown(tag) => tag,
         TagValue::NotAString(other) => {
             if let Some(none) = T::none() {
-                drain::<T, A>(&mut map)?;
+                drain(UnionNames::of::<T>(), &mut map)?;
                 return Ok(none);
             }
             return Err(de::Error::custom(format_args!(
@@ -316,7 +332,7 @@ fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
             )));
         }
     };
-    let json = keep_whole::<T, A>(&tag, buffered, map, Order::AsRead)?;
+    let json = keep_whole(UnionNames::of::<T>(), &tag, buffered, map, Order::AsRead)?;
     let unknown = match T::decode_unknown(UnknownVariant::from_json(tag, json)) {
         Ok(variant) => return Ok(variant),
         Err(unknown) => unknown,
@@ -357,12 +373,28 @@ fn is_hidden_draft<T: TaggedUnion>(tag: &str) -> bool {
     !T::DRAFT_TAGS.is_empty() && crate::drafts::hidden() && T::DRAFT_TAGS.contains(&tag)
 }
 
-fn repeated<T: TaggedUnion, E: de::Error>() -> E {
+fn repeated<E: de::Error>(union: UnionNames) -> E {
     E::custom(format_args!(
         "{}: the discriminator `{}` appears more than once",
-        T::NAME,
-        T::TAG
+        union.name, union.tag
     ))
+}
+
+/// A union's name and discriminator: all that its slow paths (an object kept whole, a body
+/// drained) need of it, so they are compiled once per map type rather than once per union.
+#[derive(Clone, Copy)]
+struct UnionNames {
+    name: &'static str,
+    tag: &'static str,
+}
+
+impl UnionNames {
+    fn of<T: TaggedUnion>() -> Self {
+        Self {
+            name: T::NAME,
+            tag: T::TAG,
+        }
+    }
 }
 
 /// The error for a member's body that names its union's discriminator `tag` again (the union
@@ -374,9 +406,9 @@ pub(crate) fn discriminator_repeated<E: de::Error>(tag: &str) -> E {
 }
 
 #[inline(never)]
-fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
+fn decode_without_tag<T: TaggedUnion, E: de::Error>(
     buffered: Vec<(String, Value)>,
-) -> Result<T, A::Error> {
+) -> Result<T, E> {
     if let Some(none) = T::none() {
         return Ok(none);
     }
@@ -399,10 +431,10 @@ fn decode_without_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
 
 /// Consumes the rest of a map whose discriminator was not a string (a `none` member), still
 /// refusing a repeated discriminator.
-fn drain<'de, T: TaggedUnion, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
-    while let Some(key) = map.next_key_seed(KeySeed(T::TAG))? {
+fn drain<'de, A: MapAccess<'de>>(union: UnionNames, map: &mut A) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key_seed(KeySeed(union.tag))? {
         if matches!(key, Key::Tag) {
-            return Err(repeated::<T, A::Error>());
+            return Err(repeated(union));
         }
         map.next_value::<IgnoredAny>()?;
     }
@@ -421,7 +453,13 @@ fn decode_reordered<'de, T: TaggedUnion, A: MapAccess<'de>>(
     buffered: Vec<(String, Value)>,
     map: A,
 ) -> Result<T, A::Error> {
-    let json = keep_whole::<T, A>(known.name(), buffered, map, Order::TagFirst)?;
+    let json = keep_whole(
+        UnionNames::of::<T>(),
+        known.name(),
+        buffered,
+        map,
+        Order::TagFirst,
+    )?;
     // Only `serde_json`'s writer has written `json`: it is UTF-8.
     let text = String::from_utf8(json).map_err(de::Error::custom)?;
     let mut reader = serde_json::Deserializer::from_str(&text);
@@ -455,7 +493,8 @@ enum Order {
 /// the entries read before the discriminator, the discriminator, then the rest of the map), or
 /// with the discriminator moved first. It is decoded one way only: a repeated property (the
 /// discriminator or any other) is an error here as anywhere.
-fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
+fn keep_whole<'de, A: MapAccess<'de>>(
+    union: UnionNames,
     tag: &str,
     buffered: Vec<(String, Value)>,
     mut map: A,
@@ -464,7 +503,7 @@ fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
     let mut json = Vec::with_capacity(128);
     let mut names = Names::default();
     let write_tag = |json: &mut Vec<u8>| {
-        write_serialized(json, T::TAG);
+        write_serialized(json, union.tag);
         json.push(b':');
         write_serialized(json, tag);
     };
@@ -492,9 +531,9 @@ fn keep_whole<'de, T: TaggedUnion, A: MapAccess<'de>>(
         let at = json.len();
         json.push(b',');
         let start = json.len();
-        let seed = RestName::<T> {
+        let seed = RestName {
             out: &mut json,
-            union: PhantomData,
+            union,
         };
         if map.next_key_seed(seed)?.is_none() {
             json.truncate(at);
@@ -546,26 +585,26 @@ impl Names {
 
 /// A key seed for the rest of an unknown member's map: writes the name, refusing a repeated
 /// discriminator.
-struct RestName<'a, T> {
+struct RestName<'a> {
     out: &'a mut Vec<u8>,
-    union: PhantomData<T>,
+    union: UnionNames,
 }
 
-impl<'de, T: TaggedUnion> DeserializeSeed<'de> for RestName<'_, T> {
+impl<'de> DeserializeSeed<'de> for RestName<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'de, T: TaggedUnion> de::Visitor<'de> for RestName<'_, T> {
+impl<'de> de::Visitor<'de> for RestName<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a property name")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        if v == T::TAG {
-            return Err(repeated::<T, E>());
+        if v == self.union.tag {
+            return Err(repeated(self.union));
         }
         write_serialized(self.out, v);
         Ok(())
@@ -580,7 +619,7 @@ pub fn unit_body<'de, D: Deserializer<'de>>(body: D) -> Result<(), D::Error> {
 /// [`unit_body`] for [`TaggedUnion::decode_known_map`]: consumes the rest of the map, refusing a
 /// repeated discriminator.
 pub fn unit_fields<'de, T: TaggedUnion, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
-    drain::<T, A>(&mut map)
+    drain(UnionNames::of::<T>(), &mut map)
 }
 
 /// The rest of the map after a union's discriminator, as a deserializer for a member's body
