@@ -45,6 +45,46 @@ pub enum DefKind {
     Envelope(Envelope),
 }
 
+impl DefKind {
+    /// The named types this definition holds directly (through arrays and maps), in schema
+    /// order, with repeats: an envelope's params and results too.
+    pub fn referenced(&self) -> Vec<&str> {
+        fn named<'a>(ty: &'a Ty, names: &mut Vec<&'a str>) {
+            match ty {
+                Ty::Named(name) => names.push(name),
+                Ty::Array(inner) | Ty::Map(inner) => named(inner, names),
+                _ => {}
+            }
+        }
+        let mut names = Vec::new();
+        match self {
+            DefKind::Struct(s) => {
+                for field in &s.fields {
+                    named(&field.ty, &mut names);
+                }
+                if let Some(flattened) = &s.flattened {
+                    names.push(flattened.type_name.as_str());
+                }
+            }
+            DefKind::Newtype(ty) => named(ty, &mut names),
+            DefKind::Tagged(u) => {
+                names.extend(u.variants.iter().filter_map(|v| v.body.as_deref()));
+                if let Some((_, ty)) = &u.untagged {
+                    named(ty, &mut names);
+                }
+            }
+            DefKind::Untagged(members) => {
+                for ty in members.iter().filter_map(|m| m.ty.as_ref()) {
+                    named(ty, &mut names);
+                }
+            }
+            DefKind::Envelope(e) => names.extend(e.members.iter().map(|m| m.def.as_str())),
+            DefKind::StrEnum(_) | DefKind::IntEnum(..) => {}
+        }
+        names
+    }
+}
+
 /// An object type.
 #[derive(Debug)]
 pub struct Struct {

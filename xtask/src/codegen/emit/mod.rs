@@ -229,39 +229,11 @@ fn item_attrs(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
 /// drops out when anything it holds has dropped out (an envelope, whose extension member keeps
 /// raw JSON, never has it).
 fn eq_types(module: &Module) -> BTreeSet<&str> {
-    fn ty_eq(ty: &Ty, eq: &BTreeSet<&str>) -> bool {
-        match ty {
-            Ty::Named(name) => eq.contains(name.as_str()),
-            Ty::Array(inner) | Ty::Map(inner) => ty_eq(inner, eq),
-            // `acp_support::Number` and `serde_json::Value` have a total equality.
-            Ty::String | Ty::Bool | Ty::Int(_) | Ty::Float | Ty::Any | Ty::Object | Ty::Meta => {
-                true
-            }
-        }
-    }
+    // Every value that is not a named type (strings, numbers, `acp_support::Number`,
+    // `serde_json::Value`) has a total equality: a type has one when all it holds by name has.
     fn def_eq(def: &Def, eq: &BTreeSet<&str>) -> bool {
-        match &def.kind {
-            DefKind::Struct(s) => {
-                s.fields.iter().all(|f| ty_eq(&f.ty, eq))
-                    && s.flattened
-                        .as_ref()
-                        .is_none_or(|f| eq.contains(f.type_name.as_str()))
-            }
-            DefKind::Newtype(ty) => ty_eq(ty, eq),
-            DefKind::StrEnum(_) | DefKind::IntEnum(..) => true,
-            DefKind::Tagged(u) => {
-                u.variants
-                    .iter()
-                    .filter_map(|v| v.body.as_deref())
-                    .all(|body| eq.contains(body))
-                    && u.untagged.as_ref().is_none_or(|(_, ty)| ty_eq(ty, eq))
-            }
-            DefKind::Untagged(members) => members
-                .iter()
-                .filter_map(|m| m.ty.as_ref())
-                .all(|ty| ty_eq(ty, eq)),
-            DefKind::Envelope(_) => false,
-        }
+        !matches!(def.kind, DefKind::Envelope(_))
+            && def.kind.referenced().iter().all(|name| eq.contains(name))
     }
     let mut eq: BTreeSet<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();
     loop {

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::codegen::ir::{DefKind, Module, Ty};
+use crate::codegen::ir::Module;
 
 /// The notification whose params are the streamed path.
 pub const STREAMED_METHOD: &str = "session/update";
@@ -31,54 +31,16 @@ pub fn reached(module: &Module) -> BTreeSet<&str> {
             continue;
         }
         if let Some(def) = module.defs.iter().find(|d| d.name == name) {
-            pending.extend(referenced(&def.kind));
+            pending.extend(def.kind.referenced());
         }
     }
     reached
 }
 
-/// The named types a definition refers to directly.
-fn referenced(kind: &DefKind) -> Vec<&str> {
-    let mut names = Vec::new();
-    match kind {
-        DefKind::Struct(s) => {
-            for field in &s.fields {
-                named(&field.ty, &mut names);
-            }
-            if let Some(flattened) = &s.flattened {
-                names.push(flattened.type_name.as_str());
-            }
-        }
-        DefKind::Newtype(ty) => named(ty, &mut names),
-        DefKind::Tagged(u) => {
-            names.extend(u.variants.iter().filter_map(|v| v.body.as_deref()));
-            if let Some((_, ty)) = &u.untagged {
-                named(ty, &mut names);
-            }
-        }
-        DefKind::Untagged(members) => {
-            for ty in members.iter().filter_map(|m| m.ty.as_ref()) {
-                named(ty, &mut names);
-            }
-        }
-        DefKind::Envelope(e) => names.extend(e.members.iter().map(|m| m.def.as_str())),
-        DefKind::StrEnum(_) | DefKind::IntEnum(..) => {}
-    }
-    names
-}
-
-fn named<'a>(ty: &'a Ty, names: &mut Vec<&'a str>) {
-    match ty {
-        Ty::Named(name) => names.push(name),
-        Ty::Array(inner) | Ty::Map(inner) => named(inner, names),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::ir::{Def, MessageKind, Method};
+    use crate::codegen::ir::{Def, DefKind, MessageKind, Method, Ty};
 
     fn def(name: &str, kind: DefKind) -> Def {
         Def {
