@@ -11,7 +11,8 @@
 //!   (`AgentNotification::route("session/update", params)`);
 //! - `reduce`: the same as `typed`, each update then applied to one session's state (`acp_session`'s
 //!   reducer), so `reduce - typed` is the reducer's cost;
-//! - `encode-value` / `encode-typed`: encoding values decoded before the passes.
+//! - `encode-value` / `encode-typed`: encoding values decoded before the passes;
+//! - `dump`: no passes; prints the entries as `session/update` messages, one per line.
 //!
 //! The corpus is chosen by the `CORPUS` environment variable:
 //!
@@ -81,6 +82,14 @@ fn main() {
         .filter(|e| wanted.is_none_or(|c| c == e.category))
         .map(|e| e.json)
         .collect();
+    if mode == "dump" {
+        // The corpus as `session/update` messages, one per line, for harnesses outside the
+        // workspace (`interop/decode-official`).
+        for e in &entries {
+            println!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{e}}}"#);
+        }
+        return;
+    }
     if version == Version::V1 {
         run_v1(&mode, passes, &entries);
         return;
