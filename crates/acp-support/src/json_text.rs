@@ -19,6 +19,56 @@ pub(crate) fn write_serialized<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: 
     debug_assert!(written.is_ok(), "JSON values always encode");
 }
 
+/// Appends `v` to `out` as a JSON string, escaped as `serde_json` escapes it.
+///
+/// Most strings need no escape at all (what `serde_json` escapes is `"`, `\` and the control
+/// characters below U+0020), and those are copied whole; the others go through `serde_json`'s
+/// writer.
+pub(crate) fn write_str(out: &mut Vec<u8>, v: &str) {
+    if needs_escape(v.as_bytes()) {
+        write_serialized(out, v);
+    } else {
+        out.reserve(v.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'"');
+    }
+}
+
+/// Whether `bytes` holds a byte JSON text must escape, eight bytes at a time.
+fn needs_escape(bytes: &[u8]) -> bool {
+    let word_at = |at: usize| {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(eight)
+    };
+    let len = bytes.len();
+    if len < 8 {
+        // One word: the bytes shifted in below a padding of bytes that need no escape.
+        let padding = u64::from_le_bytes([b'a'; 8]);
+        let word = bytes
+            .iter()
+            .rev()
+            .fold(padding, |word, &b| (word << 8) | u64::from(b));
+        return word_needs_escape(word);
+    }
+    // Whole words, then the last eight bytes (overlapping the last whole word when the length
+    // is not a multiple of eight).
+    (0..len / 8).any(|n| word_needs_escape(word_at(8 * n))) || word_needs_escape(word_at(len - 8))
+}
+
+/// Whether any byte of `word` is below 0x20, `"` or `\`: the "has a byte less than n" test
+/// (`(x - 0x01..01 * n) & !x & 0x80..80` is non-zero exactly when some byte of `x` is below
+/// `n`, for `n` up to 128), applied to the word and to the word XOR each quoted byte.
+fn word_needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    (below(word, 0x20) | below(quote, 1) | below(backslash, 1)) & HIGH != 0
+}
+
 /// A seed that appends the value the deserializer holds to a buffer as compact JSON.
 pub(crate) struct WriteJson<'a>(pub &'a mut Vec<u8>);
 
@@ -63,7 +113,7 @@ impl<'de> Visitor<'de> for WriteJson<'_> {
         Ok(())
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        write_serialized(self.0, v);
+        write_str(self.0, v);
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
@@ -120,7 +170,7 @@ impl<'de> Visitor<'de> for WriteKey<'_> {
         f.write_str("a property name")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        write_serialized(self.0, v);
+        write_str(self.0, v);
         Ok(())
     }
 }
@@ -146,6 +196,57 @@ mod tests {
             rewrite(text),
             serde_json::to_string(&value).expect("encodes")
         );
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every ASCII character at every position of the first three words (the last one
+        // partial), between ASCII and between multi-byte characters, and some strings outside
+        // ASCII.
+        let mut cases: Vec<String> = Vec::new();
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            for at in 0..20 {
+                cases.push(format!("{}{c}{}", "a".repeat(at), "b".repeat(20 - at)));
+                cases.push(format!("{}{c}", "é".repeat(at / 2)));
+            }
+        }
+        cases.extend(
+            [
+                "",
+                "\u{7f}",
+                "\u{2028}\u{2029}",
+                "日本語",
+                "\u{1f600}",
+                "a/b",
+                "\u{80}\u{ff}",
+            ]
+            .map(String::from),
+        );
+        for case in cases {
+            let mut out = Vec::new();
+            write_str(&mut out, &case);
+            let expected = serde_json::to_string(&case).expect("encodes");
+            assert_eq!(String::from_utf8(out).expect("UTF-8"), expected, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn only_strings_with_a_byte_to_escape_are_escaped() {
+        // The check itself, not only its output: a false positive would still write the right
+        // text, through the slow path.
+        let plain = "aZ~ é日\u{7f}\u{1f600}/".repeat(3);
+        for len in 0..plain.len() {
+            let clean = &plain.as_bytes()[..len];
+            assert!(!needs_escape(clean), "{clean:?}");
+            for at in 0..=len {
+                for special in [0u8, 0x1f, b'"', b'\\'] {
+                    let mut dirty = clean.to_vec();
+                    dirty.insert(at, special);
+                    assert!(needs_escape(&dirty), "{dirty:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserialize
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::json_text::{write_serialized, WriteJson};
+use crate::json_text::{write_serialized, write_str, WriteJson};
 use crate::{JsonObject, UnknownVariant};
 
 mod tag_after;
@@ -503,9 +503,9 @@ fn keep_whole<'de, A: MapAccess<'de>>(
     let mut json = Vec::with_capacity(128);
     let mut names = Names::default();
     let write_tag = |json: &mut Vec<u8>| {
-        write_serialized(json, union.tag);
+        write_str(json, union.tag);
         json.push(b':');
-        write_serialized(json, tag);
+        write_str(json, tag);
     };
     json.push(b'{');
     if order == Order::TagFirst {
@@ -514,7 +514,7 @@ fn keep_whole<'de, A: MapAccess<'de>>(
     }
     for (name, value) in &buffered {
         let start = json.len();
-        write_serialized(&mut json, name.as_str());
+        write_str(&mut json, name);
         names.keep::<A::Error>(&json, start)?;
         json.push(b':');
         write_serialized(&mut json, value);
@@ -552,7 +552,11 @@ fn keep_whole<'de, A: MapAccess<'de>>(
 /// to a set, so a peer's object with many names costs linear time.
 #[derive(Default)]
 struct Names {
-    spans: Vec<(usize, usize)>,
+    /// The first [`Names::SCAN`] names' spans in the text, held in place (no allocation for
+    /// the objects most peers send).
+    spans: [(usize, usize); Names::SCAN],
+    /// How many of `spans` are in use.
+    len: usize,
     set: Option<HashSet<Vec<u8>>>,
 }
 
@@ -564,7 +568,9 @@ impl Names {
         let name = &json[start..];
         let repeated = match &mut self.set {
             Some(set) => !set.insert(name.to_vec()),
-            None => self.spans.iter().any(|&(s, e)| &json[s..e] == name),
+            None => self.spans[..self.len]
+                .iter()
+                .any(|&(s, e)| &json[s..e] == name),
         };
         if repeated {
             return Err(E::custom(format_args!(
@@ -573,10 +579,12 @@ impl Names {
             )));
         }
         if self.set.is_none() {
-            self.spans.push((start, json.len()));
-            if self.spans.len() > Self::SCAN {
+            if self.len < Self::SCAN {
+                self.spans[self.len] = (start, json.len());
+                self.len += 1;
+            } else {
                 let names = self.spans.iter().map(|&(s, e)| json[s..e].to_vec());
-                self.set = Some(names.collect());
+                self.set = Some(names.chain([name.to_vec()]).collect());
             }
         }
         Ok(())
@@ -606,7 +614,7 @@ impl<'de> de::Visitor<'de> for RestName<'_> {
         if v == self.union.tag {
             return Err(repeated(self.union));
         }
-        write_serialized(self.out, v);
+        write_str(self.out, v);
         Ok(())
     }
 }

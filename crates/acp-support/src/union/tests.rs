@@ -102,3 +102,30 @@ fn the_discriminator_goes_where_the_schema_declares_it() {
     });
     assert!(not_an_object.is_err());
 }
+
+#[test]
+fn a_kept_member_refuses_a_repeated_name_before_and_after_the_names_move_to_a_set() {
+    // `Names` compares the first 16 names in place, then moves them to a set.
+    let names: Vec<String> = (0..20).map(|n| format!("p{n}")).collect();
+    let object = |names: &[&String]| {
+        let entries: Vec<String> = names.iter().map(|n| format!(r#""{n}":1"#)).collect();
+        format!(r#"{{"type":"_vendor",{}}}"#, entries.join(","))
+    };
+    let all: Vec<&String> = names.iter().collect();
+    let kept: PlanContent = serde_json::from_str(&object(&all)).expect("distinct names");
+    let PlanContent::Other(raw) = kept else {
+        panic!("an unknown tag is kept");
+    };
+    assert_eq!(raw.raw().len(), 21, "the discriminator and the 20 names");
+    for (at, repeated) in [(5, 2), (16, 0), (19, 3), (19, 16), (19, 17)] {
+        let mut with_repeat = all.clone();
+        with_repeat.insert(at, &names[repeated]);
+        let json = object(&with_repeat);
+        let err = serde_json::from_str::<PlanContent>(&json).expect_err(&json);
+        assert!(
+            err.to_string()
+                .contains(&format!("duplicate field \"p{repeated}\"")),
+            "{json}: {err}"
+        );
+    }
+}
