@@ -1,8 +1,8 @@
-//! `acp-decode-official MODE VERSION PATH PASSES`: decodes the `session/update` params found in
-//! `PATH` (a `.jsonl` / `.ndjson` file or a directory of them: session fixtures, `acp proxy
-//! --record` transcripts, or `decode_corpus_count dump`'s output), repeated to 10,000 entries,
-//! `PASSES` times. Only params that both our model and the official crate decode are kept, so
-//! every mode reads the same text. `bench.sh` runs it under callgrind; nothing here is timed.
+//! `acp-decode-official MODE VERSION FILE PASSES`: decodes the `session/update` params of `FILE`
+//! (what `decode_corpus_count dump` prints: one message per line, for any of its corpora), cycled
+//! to 10,000 entries, `PASSES` times. Only params that both our model and the official crate
+//! decode are kept, so every mode reads the same text. `bench.sh` runs it under callgrind;
+//! nothing here is timed.
 //!
 //! Modes:
 //! - `limit`: `serde_json` into `IgnoredAny` (JSON validation with no model);
@@ -12,7 +12,7 @@
 //! - `sonic-limit` / `sonic-ours`: the first two with `sonic-rs` as the JSON reader.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::exit;
 
 use agent_client_protocol_schema as official;
@@ -29,25 +29,17 @@ enum Version {
     V2,
 }
 
-/// One JSON-RPC message, as far as finding `session/update` params needs.
+/// A line of `decode_corpus_count dump`: a `session/update` message.
 #[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow, default)]
-    method: Option<&'a str>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-}
-
-/// A line of an `acp proxy --record` transcript: the message text is `line`.
-#[derive(Deserialize)]
-struct RecordedLine {
-    line: String,
+struct Dumped<'a> {
+    #[serde(borrow)]
+    params: &'a RawValue,
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, version, path, passes] = args.as_slice() else {
-        eprintln!("usage: acp-decode-official MODE v1|v2 PATH PASSES");
+        eprintln!("usage: acp-decode-official MODE v1|v2 FILE PASSES");
         exit(2);
     };
     let version = match version.as_str() {
@@ -62,10 +54,7 @@ fn main() {
         eprintln!("PASSES `{passes}`: expected a number");
         exit(2);
     };
-    let mut files = Vec::new();
-    collect_files(Path::new(path), &mut files);
-    files.sort();
-    let (kept, refused) = read_params(&files, version);
+    let (kept, refused) = read_params(Path::new(path), version);
     eprintln!(
         "{path}: {} params both models decode, {refused} left out (refused by ours or by the official crate)",
         kept.len()
@@ -79,57 +68,23 @@ fn main() {
     }
 }
 
-/// The `.jsonl` / `.ndjson` files at `path`.
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        out.push(path.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        eprintln!("cannot read {}", path.display());
+/// Every params text in `file` that both models decode, and how many others.
+fn read_params(file: &Path, version: Version) -> (Vec<String>, usize) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        eprintln!("cannot read {}", file.display());
         exit(2);
     };
-    for entry in entries.flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            collect_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl" || x == "ndjson") {
-            out.push(p);
-        }
-    }
-}
-
-/// Every `session/update` params text in `files` that both models decode, and how many others.
-fn read_params(files: &[PathBuf], version: Version) -> (Vec<String>, usize) {
     let (mut kept, mut refused) = (Vec::new(), 0);
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            eprintln!("cannot read {}", file.display());
+    for line in text.lines() {
+        let Ok(message) = serde_json::from_str::<Dumped>(line) else {
+            eprintln!("not a dumped message: {line}");
             exit(2);
         };
-        for line in text.lines() {
-            let line = match serde_json::from_str::<RecordedLine>(line) {
-                Ok(recorded) => recorded.line,
-                Err(_) => line.to_owned(),
-            };
-            let messages = serde_json::from_str::<Vec<&RawValue>>(&line)
-                .or_else(|_| serde_json::from_str::<&RawValue>(&line).map(|one| vec![one]))
-                .unwrap_or_default();
-            for message in messages {
-                let Ok(message) = serde_json::from_str::<Message>(message.get()) else {
-                    continue;
-                };
-                let (Some("session/update"), Some(params)) = (message.method, message.params)
-                else {
-                    continue;
-                };
-                let params = params.get();
-                if decodes(version, params) {
-                    kept.push(params.to_owned());
-                } else {
-                    refused += 1;
-                }
-            }
+        let params = message.params.get();
+        if decodes(version, params) {
+            kept.push(params.to_owned());
+        } else {
+            refused += 1;
         }
     }
     (kept, refused)
