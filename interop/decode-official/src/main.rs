@@ -90,7 +90,7 @@ fn read_params(file: &Path, version: Version) -> (Vec<String>, usize) {
     (kept, refused)
 }
 
-/// Whether both our model and the official crate's decode `params`.
+/// Whether our model and the official crate's both decode `params`.
 fn decodes(version: Version, params: &str) -> bool {
     match version {
         Version::V1 => {
