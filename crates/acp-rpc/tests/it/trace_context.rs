@@ -8,7 +8,7 @@ use crate::support;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use acp_rpc::trace_context::{self, Propagation, TraceContext};
 use acp_rpc::RequestOptions;
@@ -81,6 +81,25 @@ impl Propagation for Fake {
     }
 }
 
+/// Makes [`Enabled`] this thread's subscriber until the guard drops.
+///
+/// tracing caches each callsite's interest for all threads, computed from every registered
+/// dispatcher, except when only one is registered: then tracing-core takes it to be the global
+/// default and asks the calling thread's default instead. With this test's scoped subscriber
+/// the only one, a callsite that another test's thread (no subscriber) registers first, such as
+/// acp-rpc's incoming-request span, is cached as never enabled, for this thread too; that left
+/// `adopt` with a disabled span in about one run in forty of the whole test binary. A second
+/// dispatcher kept registered for the process (one that enables nothing) makes every interest
+/// come from the list of dispatchers, this one included.
+fn record_spans() -> tracing::subscriber::DefaultGuard {
+    static SECOND: OnceLock<tracing::Dispatch> = OnceLock::new();
+    SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+    let guard = tracing::subscriber::set_default(Enabled::default());
+    // Any callsite registered while the default was being set gets its interest again.
+    tracing::callsite::rebuild_interest_cache();
+    guard
+}
+
 fn raw(value: Value) -> Option<Box<serde_json::value::RawValue>> {
     Some(serde_json::value::to_raw_value(&value).expect("json"))
 }
@@ -88,7 +107,7 @@ fn raw(value: Value) -> Option<Box<serde_json::value::RawValue>> {
 #[tokio::test]
 async fn what_is_sent_carries_the_senders_context_and_keeps_its_other_meta() {
     let _ = trace_context::install(Fake);
-    let _default = tracing::subscriber::set_default(Enabled::default());
+    let _default = record_spans();
     let (connection, mut peer, _) = scripted();
     let forwarded = json!({"sessionId": "s", "_meta": {"traceparent": "00-11111111111111111111111111111111-2222222222222222-01", "tracestate": "old=1", "mine": {"k": 1}}});
     // Sent while a span is current (a notification takes the current span's context).
@@ -144,7 +163,7 @@ async fn what_is_sent_carries_the_senders_context_and_keeps_its_other_meta() {
 #[tokio::test]
 async fn what_is_received_is_adopted_when_valid_and_ignored_when_malformed() {
     let _ = trace_context::install(Fake);
-    let _default = tracing::subscriber::set_default(Enabled::default());
+    let _default = record_spans();
     let (_connection, mut peer, _) = scripted();
     let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     peer.send(&format!(
