@@ -307,7 +307,7 @@ impl<'de, T: TaggedUnion> de::Visitor<'de> for TagSeed<T> {
 #[inline(never)]
 fn decode_with_tag<'de, T: TaggedUnion, A: MapAccess<'de>>(
     tag: TagValue,
-    buffered: Vec<(String, Value)>,
+    buffered: Buffered,
     mut map: A,
 ) -> Result<T, A::Error> {
     let tag = match tag {
@@ -406,9 +406,7 @@ pub(crate) fn discriminator_repeated<E: de::Error>(tag: &str) -> E {
 }
 
 #[inline(never)]
-fn decode_without_tag<T: TaggedUnion, E: de::Error>(
-    buffered: Vec<(String, Value)>,
-) -> Result<T, E> {
+fn decode_without_tag<T: TaggedUnion, E: de::Error>(buffered: Buffered) -> Result<T, E> {
     if let Some(none) = T::none() {
         return Ok(none);
     }
@@ -450,7 +448,7 @@ fn drain<'de, A: MapAccess<'de>>(union: UnionNames, map: &mut A) -> Result<(), A
 #[inline(never)]
 fn decode_reordered<'de, T: TaggedUnion, A: MapAccess<'de>>(
     known: KnownTag,
-    buffered: Vec<(String, Value)>,
+    buffered: Buffered,
     map: A,
 ) -> Result<T, A::Error> {
     let json = keep_whole(
@@ -496,7 +494,7 @@ enum Order {
 fn keep_whole<'de, A: MapAccess<'de>>(
     union: UnionNames,
     tag: &str,
-    buffered: Vec<(String, Value)>,
+    buffered: Buffered,
     mut map: A,
     order: Order,
 ) -> Result<Vec<u8>, A::Error> {
